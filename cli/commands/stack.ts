@@ -1,0 +1,68 @@
+import { spawn } from 'node:child_process';
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/env';
+import { stackDown, stackStatus, stackUp, type ServiceName } from '../../infra/stack';
+
+export function registerStackCommands(program: Command) {
+  const stack = program.command('stack').description('the local Temporal, Kafka and PostgreSQL services');
+
+  stack
+    .command('up')
+    .description('start every service that is not running and not configured as external')
+    .action(async () => {
+      const config = loadConfig();
+      const t0 = Date.now();
+      const started = await stackUp(config, say);
+      say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s${started.length ? ` (started: ${started.join(', ')})` : ' (all already running)'}`);
+      say(`Temporal UI: ${config.temporal.uiUrl}`);
+    });
+
+  stack
+    .command('down')
+    .description('stop the local services')
+    .action(async () => {
+      const stopped = await stackDown(loadConfig());
+      say(stopped.length ? `stopped: ${stopped.join(', ')}` : 'nothing was running');
+    });
+
+  stack
+    .command('status')
+    .description('what runs where')
+    .action(async () => {
+      const rows = await stackStatus(loadConfig());
+      for (const r of rows) {
+        const state = r.mode === 'external' ? 'external (not managed here)' : r.pid ? `running (pid ${r.pid})` : r.listening ? 'port in use by another process' : 'stopped';
+        say(`${r.service.padEnd(9)} ${r.endpoint.padEnd(45)} ${state}`);
+      }
+    });
+
+  stack
+    .command('run')
+    .description('start what is missing, run a command, then stop only what this started')
+    .argument('<command...>', 'the command to run, after --')
+    .action(async (command: string[]) => {
+      const config = loadConfig();
+      let started: ServiceName[] = [];
+      let code = 1;
+      try {
+        started = await stackUp(config, say);
+        code = await run(command);
+      } finally {
+        if (started.length && !process.env.KEEP_STACK) say(`stopping what this run started: ${(await stackDown(config, started)).join(', ')}`);
+      }
+      process.exitCode = code;
+    });
+}
+
+function run(command: string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit' });
+    // Ctrl-C reaches the child through the terminal; we outlive it to stop the stack.
+    process.on('SIGINT', () => undefined);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+function say(message: string) {
+  process.stdout.write(`[stack] ${message}\n`);
+}

@@ -1,0 +1,150 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+// Built from an env object on demand (never at import time) so tests and tools can build
+// their own. Every invalid variable is reported at once, not the first one only.
+
+const port = z.coerce.number().int().min(1).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const durationMs = z.coerce.number().int().positive();
+
+const schema = z.object({
+  DATABASE_URL: z.string().url().optional(),
+  KAFKA_BROKERS: z.string().min(1).optional(),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_CLI: z.string().min(1).optional(),
+
+  OUTBOX_CACHE_DIR: z.string().min(1).optional(),
+  LOCAL_PG_PORT: port.default(54329),
+  LOCAL_KAFKA_PORT: port.default(19092),
+  LOCAL_KAFKA_CONTROLLER_PORT: port.default(19093),
+  LOCAL_TEMPORAL_PORT: port.default(7233),
+  LOCAL_TEMPORAL_UI_PORT: port.default(8233),
+
+  KAFKA_TOPIC: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a valid Kafka topic name').default('payments.events'),
+  KAFKA_DEAD_LETTER_TOPIC: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a valid Kafka topic name').default('payments.events.dlq'),
+  KAFKA_PARTITIONS: positiveInt.max(1000).default(6),
+  /** Kafka's own retention of the events topic; the inbox horizon must outlive it. */
+  KAFKA_TOPIC_RETENTION_MS: durationMs.default(7 * 24 * 3600_000),
+  KAFKA_MAX_MESSAGE_BYTES: positiveInt.default(1_000_000),
+  CONSUMER_GROUP: z.string().min(1).default('payments-credit'),
+  CONSUMER_MAX_LAG_MS: durationMs.default(24 * 3600_000),
+  INBOX_RETENTION_MS: durationMs.default(14 * 24 * 3600_000),
+
+  RELAY_SHARDS: positiveInt.max(256).default(2),
+  RELAY_BATCH_SIZE: positiveInt.max(10_000).default(2000),
+  RELAY_MAX_ATTEMPTS: positiveInt.max(100).default(5),
+
+  RETENTION_WINDOW_MS: durationMs.default(24 * 3600_000),
+  RETENTION_INTERVAL: z.string().regex(/^\d+[smhd]$/, 'must look like 30s, 10m, 1h or 1d').default('10m'),
+  RETENTION_BATCH_SIZE: positiveInt.max(1_000_000).default(10_000),
+  RETENTION_TIME_BUDGET_MS: durationMs.default(5 * 60_000),
+
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type RawEnv = z.infer<typeof schema>;
+
+export interface Config {
+  database: { url: string; local: boolean };
+  kafka: {
+    brokers: string[];
+    local: boolean;
+    topic: string;
+    deadLetterTopic: string;
+    partitions: number;
+    topicRetentionMs: number;
+    maxMessageBytes: number;
+    consumerGroup: string;
+    maxConsumerLagMs: number;
+  };
+  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string };
+  local: {
+    cacheDir: string;
+    pgPort: number;
+    kafkaPort: number;
+    kafkaControllerPort: number;
+    temporalPort: number;
+    temporalUiPort: number;
+  };
+  relay: { shards: number; batchSize: number; maxAttempts: number };
+  inbox: { retentionMs: number };
+  retention: { windowMs: number; interval: string; batchSize: number; timeBudgetMs: number };
+  logLevel: RawEnv['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(emptyAsUnset(env));
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  const minimumInboxHorizon = e.KAFKA_TOPIC_RETENTION_MS + e.CONSUMER_MAX_LAG_MS;
+  if (e.INBOX_RETENTION_MS <= minimumInboxHorizon) {
+    // A processed id forgotten while Kafka can still redeliver its event would credit twice.
+    problems.push(
+      `INBOX_RETENTION_MS: ${e.INBOX_RETENTION_MS} ms must exceed KAFKA_TOPIC_RETENTION_MS + CONSUMER_MAX_LAG_MS ` +
+        `(${minimumInboxHorizon} ms), or a redelivered event could be credited twice`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const brokers = (e.KAFKA_BROKERS ?? `127.0.0.1:${e.LOCAL_KAFKA_PORT}`).split(',').map((b) => b.trim()).filter(Boolean);
+  return {
+    database: {
+      url: e.DATABASE_URL ?? `postgres://outbox@127.0.0.1:${e.LOCAL_PG_PORT}/outbox`,
+      local: e.DATABASE_URL === undefined,
+    },
+    kafka: {
+      brokers,
+      local: e.KAFKA_BROKERS === undefined,
+      topic: e.KAFKA_TOPIC,
+      deadLetterTopic: e.KAFKA_DEAD_LETTER_TOPIC,
+      partitions: e.KAFKA_PARTITIONS,
+      topicRetentionMs: e.KAFKA_TOPIC_RETENTION_MS,
+      maxMessageBytes: e.KAFKA_MAX_MESSAGE_BYTES,
+      consumerGroup: e.CONSUMER_GROUP,
+      maxConsumerLagMs: e.CONSUMER_MAX_LAG_MS,
+    },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS ?? `127.0.0.1:${e.LOCAL_TEMPORAL_PORT}`,
+      namespace: e.TEMPORAL_NAMESPACE,
+      local: e.TEMPORAL_ADDRESS === undefined,
+      uiUrl: `http://127.0.0.1:${e.LOCAL_TEMPORAL_UI_PORT}`,
+      cli: e.TEMPORAL_CLI,
+    },
+    local: {
+      cacheDir: path.resolve(e.OUTBOX_CACHE_DIR ?? path.join(PROJECT_ROOT, '.cache')),
+      pgPort: e.LOCAL_PG_PORT,
+      kafkaPort: e.LOCAL_KAFKA_PORT,
+      kafkaControllerPort: e.LOCAL_KAFKA_CONTROLLER_PORT,
+      temporalPort: e.LOCAL_TEMPORAL_PORT,
+      temporalUiPort: e.LOCAL_TEMPORAL_UI_PORT,
+    },
+    relay: { shards: e.RELAY_SHARDS, batchSize: e.RELAY_BATCH_SIZE, maxAttempts: e.RELAY_MAX_ATTEMPTS },
+    inbox: { retentionMs: e.INBOX_RETENTION_MS },
+    retention: {
+      windowMs: e.RETENTION_WINDOW_MS,
+      interval: e.RETENTION_INTERVAL,
+      batchSize: e.RETENTION_BATCH_SIZE,
+      timeBudgetMs: e.RETENTION_TIME_BUDGET_MS,
+    },
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** `FOO=` in a shell means "not set" to most people; treat it so. */
+function emptyAsUnset(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((kv): kv is [string, string] => kv[1] !== undefined && kv[1] !== ''));
+}

@@ -1,0 +1,72 @@
+import fs from 'node:fs';
+import type { Config } from '../config/env';
+import { cachePaths } from './paths';
+import { ensureKafka, kafkaStatus, stopKafka } from './kafka';
+import { ensurePostgres, pgStatus, stopPostgres } from './postgres';
+import { ensureTemporal, stopTemporal, temporalStatus } from './temporal';
+
+// The three services as one stack. A service whose connection the user configured
+// (DATABASE_URL, KAFKA_BROKERS, TEMPORAL_ADDRESS) is theirs: never provisioned, started or stopped here.
+
+export type ServiceName = 'postgres' | 'kafka' | 'temporal';
+export const SERVICES: readonly ServiceName[] = ['postgres', 'kafka', 'temporal'];
+
+export function isProvisioned(config: Config, service: ServiceName): boolean {
+  return { postgres: config.database.local, kafka: config.kafka.local, temporal: config.temporal.local }[service];
+}
+
+/** Brings up every local service that is not running; returns the ones this call started. */
+export async function stackUp(config: Config, log: (m: string) => void): Promise<ServiceName[]> {
+  const paths = cachePaths(config.local.cacheDir);
+  fs.mkdirSync(paths.root, { recursive: true, mode: 0o755 });
+  const started: ServiceName[] = [];
+  const ensure = { postgres: ensurePostgres, kafka: ensureKafka, temporal: ensureTemporal };
+  // Started one after another: on two cores, three JVM/Go/PostgreSQL start-ups at once are slower than in turn.
+  for (const service of SERVICES) {
+    if (!isProvisioned(config, service)) continue;
+    if (await ensure[service](config, paths, log)) started.push(service);
+  }
+  return started;
+}
+
+export async function stackDown(config: Config, services: readonly ServiceName[] = SERVICES): Promise<ServiceName[]> {
+  const paths = cachePaths(config.local.cacheDir);
+  const stop = { postgres: stopPostgres, kafka: stopKafka, temporal: stopTemporal };
+  const stopped: ServiceName[] = [];
+  // Reverse order: Temporal and Kafka clients of PostgreSQL go first.
+  for (const service of [...services].reverse()) {
+    if (isProvisioned(config, service) && (await stop[service](paths))) stopped.push(service);
+  }
+  return stopped;
+}
+
+export interface ServiceStatus {
+  service: ServiceName;
+  mode: 'local' | 'external';
+  endpoint: string;
+  pid?: number;
+  listening?: boolean;
+}
+
+export async function stackStatus(config: Config): Promise<ServiceStatus[]> {
+  const paths = cachePaths(config.local.cacheDir);
+  const pg = config.database.local ? await pgStatus(config, paths) : {};
+  const kafka = config.kafka.local ? await kafkaStatus(config, paths) : {};
+  const temporal = config.temporal.local ? await temporalStatus(config, paths) : {};
+  return [
+    { service: 'postgres', mode: config.database.local ? 'local' : 'external', endpoint: redactUrl(config.database.url), ...pg },
+    { service: 'kafka', mode: config.kafka.local ? 'local' : 'external', endpoint: config.kafka.brokers.join(','), ...kafka },
+    { service: 'temporal', mode: config.temporal.local ? 'local' : 'external', endpoint: config.temporal.address, ...temporal },
+  ];
+}
+
+/** Credentials never reach logs or the terminal. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}
