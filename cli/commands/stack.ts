@@ -43,7 +43,7 @@ export function registerStackCommands(program: Command) {
     .action(async (command: string[]) => {
       const config = loadConfig();
       let started: ServiceName[] = [];
-      let code = 1;
+      let code: number;
       try {
         started = await stackUp(config, say);
         code = await run(command);

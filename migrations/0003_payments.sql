@@ -1,0 +1,10 @@
+-- The demo payments service: confirming a payment and enqueueing payment_confirmed happen in
+-- one transaction.
+CREATE TABLE payments (
+  payment_id    text        PRIMARY KEY,
+  account_id    bigint      NOT NULL,
+  amount        bigint      NOT NULL CHECK (amount > 0),
+  status        text        NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'confirmed')),
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  confirmed_at  timestamptz
+);

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the system packages the local stack builds on, where they are missing and we can:
+# PostgreSQL 15 server binaries, a Java runtime and Maven (for Kafka's jars). Go must already be
+# there (it builds the Temporal CLI once). Everything else is provisioned by `npm start` / `npm test`.
+set -euo pipefail
+
+need=()
+[ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
+command -v java >/dev/null || need+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null || need+=(maven)
+
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    echo "missing system packages: ${need[*]} — install them with your package manager (Debian: apt-get install ${need[*]})" >&2
+    exit 1
+  fi
+  echo "installing ${need[*]} with apt-get"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if ! command -v temporal >/dev/null && [ ! -x "${OUTBOX_CACHE_DIR:-.cache}/bin/temporal" ] && ! command -v go >/dev/null; then
+  echo "Go is needed once to build the Temporal CLI: install Go 1.23+ or put \`temporal\` on PATH" >&2
+  exit 1
+fi

@@ -1,0 +1,9 @@
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../../config/env';
+
+/** A client on the configured Temporal server; close its connection in `after`. */
+export async function testTemporalClient(): Promise<{ client: Client; connection: Connection }> {
+  const config = loadConfig();
+  const connection = await Connection.connect({ address: config.temporal.address });
+  return { client: new Client({ connection, namespace: config.temporal.namespace }), connection };
+}
