@@ -1,0 +1,31 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Config } from '../config/env';
+
+export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'workflowsPath' | 'activities'> & Partial<WorkerOptions>;
+
+/** Connects to the configured Temporal server and creates one worker; the caller runs and closes it. */
+export async function createTemporalWorker(config: Config, parts: WorkerParts): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  try {
+    const worker = await Worker.create({ connection, namespace: config.temporal.namespace, ...parts });
+    return { worker, connection };
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
+}
+
+/**
+ * Calls `stop` once on SIGINT or SIGTERM so workers drain (finish their current activity)
+ * instead of dying mid-batch; a second signal exits at once.
+ */
+export function onShutdownSignal(stop: () => void) {
+  let stopping = false;
+  const handler = () => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    stop();
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}
