@@ -1,8 +1,20 @@
-import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { StackError } from './errors';
 
-export function hasCommand(command: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+/** Looks a command up on PATH the way a shell would, without spawning one. */
+export function hasCommand(command: string, searchPath = process.env.PATH ?? ''): boolean {
+  return searchPath
+    .split(path.delimiter)
+    .filter(Boolean)
+    .some((dir) => {
+      try {
+        fs.accessSync(path.join(dir, command), fs.constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** Stops with one sentence naming the missing tool and how to get it. */
