@@ -2,11 +2,13 @@ import { Command } from 'commander';
 import { ConfigError } from '../config/env';
 import { StackError } from '../infra/errors';
 import { registerMigrateCommand } from './commands/migrate';
+import { registerSetupCommand } from './commands/setup';
 import { registerStackCommands } from './commands/stack';
 
 const program = new Command('outbox').description('temporal-outbox: transactional outbox and inbox for PostgreSQL and Kafka, run by Temporal');
 registerStackCommands(program);
 registerMigrateCommand(program);
+registerSetupCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   // Known problems print one sentence that names the fix; anything else keeps its stack trace.
