@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
 
 // Built from an env object on demand (never at import time) so tests and tools can build
 // their own. Every invalid variable is reported at once, not the first one only.
@@ -40,6 +41,11 @@ const schema = z.object({
   RETENTION_INTERVAL: z.string().regex(/^\d+[smhd]$/, 'must look like 30s, 10m, 1h or 1d').default('10m'),
   RETENTION_BATCH_SIZE: positiveInt.max(1_000_000).default(10_000),
   RETENTION_TIME_BUDGET_MS: durationMs.default(5 * 60_000),
+  /** Overrides for tests and side-by-side deployments; the defaults come from config/constants.ts. */
+  RETENTION_TASK_QUEUE: z.string().min(1).default(TASK_QUEUES.retention),
+  RETENTION_SCHEDULE_ID: z.string().min(1).default(RETENTION_SCHEDULE_ID),
+  /** The doctor fails when the oldest pending outbox row is older than this. */
+  DOCTOR_MAX_PENDING_AGE_MS: durationMs.default(5 * 60_000),
 
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -70,7 +76,8 @@ export interface Config {
   };
   relay: { shards: number; batchSize: number; maxAttempts: number };
   inbox: { retentionMs: number };
-  retention: { windowMs: number; interval: string; batchSize: number; timeBudgetMs: number };
+  retention: { windowMs: number; interval: string; batchSize: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
+  doctor: { maxPendingAgeMs: number };
   logLevel: RawEnv['LOG_LEVEL'];
 }
 
@@ -139,7 +146,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       interval: e.RETENTION_INTERVAL,
       batchSize: e.RETENTION_BATCH_SIZE,
       timeBudgetMs: e.RETENTION_TIME_BUDGET_MS,
+      taskQueue: e.RETENTION_TASK_QUEUE,
+      scheduleId: e.RETENTION_SCHEDULE_ID,
     },
+    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS },
     logLevel: e.LOG_LEVEL,
   };
 }
