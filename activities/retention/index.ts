@@ -1,0 +1,121 @@
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import type { Config } from '../../config/env';
+import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
+import { databaseTimeAgo } from '../../retention/database-clock';
+import { planOutboxWalk } from '../../retention/plan-outbox-walk';
+import { tableSize } from '../../retention/queries/table-sizes';
+import { sweepPublishedOutbox, type SweepProgress } from '../../retention/sweep-published-outbox';
+import type {
+  PruneInboxInput,
+  PruneInboxResult,
+  RetentionInput,
+  RetentionPlan,
+  RetentionSettings,
+  SweepOutboxInput,
+  SweepOutboxResult,
+  TableSizes,
+} from './types';
+
+/** Progress lines in the worker log while a long sweep runs, beside the per-batch heartbeats. */
+const PROGRESS_LOG_INTERVAL_MS = 10_000;
+
+export interface RetentionActivityDeps {
+  pool: Pool;
+  config: Config;
+}
+
+export function createRetentionActivities({ pool, config }: RetentionActivityDeps) {
+  async function measureTables(_input: Record<string, never> = {}): Promise<TableSizes> {
+    const [outbox, inbox] = await Promise.all([tableSize(pool, 'outbox_events'), tableSize(pool, 'inbox_processed_events')]);
+    return {
+      outboxBytes: outbox?.totalBytes ?? 0,
+      outboxEstimatedRows: outbox?.estimatedRows ?? 0,
+      inboxBytes: inbox?.totalBytes ?? 0,
+      inboxEstimatedRows: inbox?.estimatedRows ?? 0,
+    };
+  }
+
+  return {
+    /** Settles the run's settings, its cutoff on the database clock and the key range to walk. */
+    async planRetention(input: RetentionInput): Promise<RetentionPlan> {
+      const settings = settle(input, config);
+      const cutoff = await databaseTimeAgo(pool, settings.windowMs);
+      const walk = await planOutboxWalk(pool, cutoff);
+      const sizes = await measureTables();
+      const range = walk.fromId !== undefined && walk.untilId !== undefined && walk.untilId > walk.fromId ? { fromId: walk.fromId, untilId: walk.untilId } : undefined;
+      log.info('retention planned', { settings, cutoff: cutoff.toISOString(), walk: range, sizes });
+      return { settings, outboxCutoff: cutoff.toISOString(), walk: range, sizes };
+    },
+
+    /**
+     * Deletes published outbox rows older than the cutoff, batch by batch, heartbeating where
+     * the next batch starts. A retry after a crash reads that heartbeat and resumes there
+     * instead of rewalking the ranges already done.
+     */
+    async sweepOutbox(input: SweepOutboxInput): Promise<SweepOutboxResult> {
+      const ctx = Context.current();
+      const started = performance.now();
+      const heartbeat = ctx.info.heartbeatDetails as SweepProgress | undefined;
+      // Only a heartbeat inside this sweep's own range counts (a stale one cannot skip rows).
+      const resumed = heartbeat && heartbeat.nextId >= input.fromId && heartbeat.nextId <= input.untilId ? heartbeat : undefined;
+      if (resumed) log.info('retention sweep resuming from its last heartbeat', { ...resumed, attempt: ctx.info.attempt });
+      let lastLog = performance.now();
+      const result = await sweepPublishedOutbox(
+        pool,
+        {
+          ...input,
+          cutoff: new Date(input.cutoff),
+          onBatch: (progress) => {
+            ctx.heartbeat(progress);
+            if (performance.now() - lastLog > PROGRESS_LOG_INTERVAL_MS) {
+              lastLog = performance.now();
+              log.info('retention sweep progress', { ...progress, untilId: input.untilId });
+            }
+            // Heartbeats deliver cancellation; stop between batches, never inside one.
+            return ctx.cancellationSignal.aborted;
+          },
+        },
+        resumed ?? {},
+      );
+      const ms = Math.round(performance.now() - started);
+      log.info('retention sweep finished', { ...result, ms, rowsPerSecond: ms > 0 ? Math.round((result.deleted / ms) * 1000) : undefined });
+      return { ...result, resumedFromId: resumed?.nextId, attempt: ctx.info.attempt, ms };
+    },
+
+    /** Forgets processed inbox ids older than the horizon (the consumer's own pruning query). */
+    async pruneInbox(input: PruneInboxInput): Promise<PruneInboxResult> {
+      const started = performance.now();
+      const timeBudgetMs = Math.max(1, input.deadline - Date.now());
+      const result = await pruneProcessedEvents(pool, { horizonMs: input.horizonMs, batchSize: input.batchSize, timeBudgetMs });
+      const ms = Math.round(performance.now() - started);
+      log.info('inbox pruned', { ...result, ms });
+      return { ...result, ms };
+    },
+
+    measureTables,
+  };
+}
+
+export type RetentionActivities = ReturnType<typeof createRetentionActivities>;
+
+function settle(input: RetentionInput, config: Config): RetentionSettings {
+  const settings: RetentionSettings = {
+    windowMs: input.windowMs ?? config.retention.windowMs,
+    batchSize: input.batchSize ?? config.retention.batchSize,
+    timeBudgetMs: input.timeBudgetMs ?? config.retention.timeBudgetMs,
+    inboxHorizonMs: input.inboxHorizonMs ?? config.inbox.retentionMs,
+  };
+  const problems = Object.entries(settings)
+    .filter(([, v]) => !Number.isSafeInteger(v) || v <= 0)
+    .map(([k, v]) => `${k} must be a positive integer (got ${JSON.stringify(v)})`);
+  const minimumHorizon = config.kafka.topicRetentionMs + config.kafka.maxConsumerLagMs;
+  if (settings.inboxHorizonMs <= minimumHorizon) {
+    // Forgetting an id Kafka can still redeliver would let that event be credited twice.
+    problems.push(`inboxHorizonMs ${settings.inboxHorizonMs} must exceed topic retention + maximum consumer lag (${minimumHorizon} ms)`);
+  }
+  if (problems.length > 0) {
+    throw ApplicationFailure.create({ type: 'InvalidRetentionInput', message: problems.join('; '), nonRetryable: true });
+  }
+  return settings;
+}

@@ -1,0 +1,82 @@
+// Payload shapes of the retention activities and workflow. Type-only, so the workflow may import it.
+
+export interface RetentionInput {
+  /** Published outbox rows older than this go. Missing: the worker's RETENTION_WINDOW_MS. */
+  windowMs?: number;
+  /** Ids per delete batch. Missing: RETENTION_BATCH_SIZE. */
+  batchSize?: number;
+  /** One run stops starting new batches after this long. Missing: RETENTION_TIME_BUDGET_MS. */
+  timeBudgetMs?: number;
+  /** Processed inbox ids older than this are forgotten. Missing: INBOX_RETENTION_MS. */
+  inboxHorizonMs?: number;
+}
+
+export interface RetentionSettings {
+  windowMs: number;
+  batchSize: number;
+  timeBudgetMs: number;
+  inboxHorizonMs: number;
+}
+
+export interface TableSizes {
+  outboxBytes: number;
+  outboxEstimatedRows: number;
+  inboxBytes: number;
+  inboxEstimatedRows: number;
+}
+
+export interface RetentionPlan {
+  settings: RetentionSettings;
+  /** ISO time on the database clock: published_at before it may go. */
+  outboxCutoff: string;
+  /** The key range to walk; absent when no row can qualify. */
+  walk?: { fromId: number; untilId: number };
+  sizes: TableSizes;
+}
+
+export interface SweepOutboxInput {
+  cutoff: string;
+  fromId: number;
+  untilId: number;
+  batchSize: number;
+  /** Epoch ms after which no batch starts (the run's time budget). */
+  deadline: number;
+}
+
+export interface SweepOutboxResult {
+  deleted: number;
+  batches: number;
+  nextId: number;
+  complete: boolean;
+  stoppedBy: 'done' | 'time-budget' | 'cancelled';
+  /** Set when this attempt resumed an earlier, interrupted one from its heartbeat. */
+  resumedFromId?: number;
+  attempt: number;
+  ms: number;
+}
+
+export interface PruneInboxInput {
+  horizonMs: number;
+  batchSize: number;
+  deadline: number;
+}
+
+export interface PruneInboxResult {
+  deleted: number;
+  batches: number;
+  cutoff: string;
+  complete: boolean;
+  ms: number;
+}
+
+export interface RetentionReport {
+  settings: RetentionSettings;
+  outbox: { cutoff: string; deleted: number; batches: number; complete: boolean; resumedFromId?: number; attempts: number };
+  inbox: { cutoff: string; deleted: number; batches: number; complete: boolean };
+  rowsDeleted: number;
+  batches: number;
+  stoppedBy: 'done' | 'time-budget' | 'cancelled';
+  durationMs: number;
+  sizeBefore: TableSizes;
+  sizeAfter: TableSizes;
+}

@@ -1,0 +1,54 @@
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import type { RetentionInput } from '../activities/retention/types';
+import type { Config } from '../config/env';
+import { RETENTION_WORKFLOW_TYPE } from '../config/constants';
+
+/** Scheduled runs get this id plus the scheduled time (Temporal appends it). */
+export const RETENTION_RUN_WORKFLOW_ID = 'outbox-retention-run';
+
+export function retentionInput(config: Config): Required<RetentionInput> {
+  return {
+    windowMs: config.retention.windowMs,
+    batchSize: config.retention.batchSize,
+    timeBudgetMs: config.retention.timeBudgetMs,
+    inboxHorizonMs: config.inbox.retentionMs,
+  };
+}
+
+export function retentionScheduleOptions(config: Config): ScheduleOptions {
+  return {
+    scheduleId: config.retention.scheduleId,
+    spec: { intervals: [{ every: config.retention.interval }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: RETENTION_WORKFLOW_TYPE,
+      workflowId: RETENTION_RUN_WORKFLOW_ID,
+      taskQueue: config.retention.taskQueue,
+      args: [retentionInput(config)],
+    },
+    // A run still going when the next is due is left alone: two sweeps of one table would only
+    // contend for the same pages. The skipped run's work is done by the next one.
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+  };
+}
+
+/**
+ * Creates the retention schedule, or brings an existing one to the configured interval,
+ * settings and task queue. Safe to run any number of times; a paused schedule stays paused.
+ */
+export async function ensureRetentionSchedule(client: Client, config: Config): Promise<'created' | 'updated'> {
+  const options = retentionScheduleOptions(config);
+  try {
+    await client.schedule.create(options);
+    return 'created';
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+  await client.schedule.getHandle(options.scheduleId).update((previous) => ({
+    ...previous,
+    spec: options.spec,
+    action: options.action,
+    policies: { ...previous.policies, ...options.policies },
+  }));
+  return 'updated';
+}

@@ -1,0 +1,40 @@
+import { createRetentionActivities } from '../activities/retention';
+import { loadConfig } from '../config/env';
+import { createLogger } from '../config/logger';
+import { createPool } from '../db/pool';
+import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
+
+// The retention worker: runs the retention workflow and its activities on the retention task
+// queue. The Schedule starts the runs; this process only executes them. One is enough (runs are
+// minutes apart and never overlap); a second one is a hot spare, not double deletion.
+
+async function main() {
+  const config = loadConfig();
+  const logger = createLogger('retention-worker', config.logLevel);
+  // Two connections: one for the running batch, one for the catalog and probe queries beside it.
+  const pool = createPool(config.database.url, { max: 2, application_name: 'outbox-retention' });
+  try {
+    const { worker, connection } = await createTemporalWorker(config, {
+      taskQueue: config.retention.taskQueue,
+      workflowsPath: require.resolve('../workflows/retention'),
+      activities: createRetentionActivities({ pool, config }),
+      // Runs never overlap (the Schedule skips), so a sweep and a catalog query at most: two
+      // sweeps at once would only contend for the same pages and WAL.
+      maxConcurrentActivityTaskExecutions: 2,
+    });
+    onShutdownSignal(() => worker.shutdown());
+    logger.info({ taskQueue: config.retention.taskQueue }, 'retention worker running');
+    try {
+      await worker.run();
+    } finally {
+      await connection.close();
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`retention worker failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
