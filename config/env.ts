@@ -36,6 +36,17 @@ const schema = z.object({
   RELAY_SHARDS: positiveInt.max(256).default(2),
   RELAY_BATCH_SIZE: positiveInt.max(10_000).default(2000),
   RELAY_MAX_ATTEMPTS: positiveInt.max(100).default(5),
+  /** Task queue the relay worker polls; only tests override it (their own queue per test). */
+  RELAY_TASK_QUEUE: z.string().min(1).optional(),
+  /** How long an idle relay waits for a NOTIFY before its workflow loops anyway. */
+  RELAY_IDLE_WAIT_MS: durationMs.max(10 * 60_000).default(60_000),
+  /** Fallback poll inside that wait, for notifications missed while the listener reconnected. */
+  RELAY_FALLBACK_POLL_MS: durationMs.default(10_000),
+  /**
+   * Fault-injection hook for crash tests, never set in production: the relay worker stops dead
+   * at this point (prints a marker, then hangs) so a test can kill -9 it exactly there.
+   */
+  RELAY_FAULT_PAUSE_AT: z.enum(['after-kafka-ack', 'before-mark']).optional(),
 
   RETENTION_WINDOW_MS: durationMs.default(24 * 3600_000),
   RETENTION_INTERVAL: z.string().regex(/^\d+[smhd]$/, 'must look like 30s, 10m, 1h or 1d').default('10m'),
@@ -74,7 +85,15 @@ export interface Config {
     temporalPort: number;
     temporalUiPort: number;
   };
-  relay: { shards: number; batchSize: number; maxAttempts: number };
+  relay: {
+    shards: number;
+    batchSize: number;
+    maxAttempts: number;
+    taskQueue?: string;
+    idleWaitMs: number;
+    fallbackPollMs: number;
+    faultPauseAt?: 'after-kafka-ack' | 'before-mark';
+  };
   inbox: { retentionMs: number };
   retention: { windowMs: number; interval: string; batchSize: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
   doctor: { maxPendingAgeMs: number };
@@ -139,7 +158,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       temporalPort: e.LOCAL_TEMPORAL_PORT,
       temporalUiPort: e.LOCAL_TEMPORAL_UI_PORT,
     },
-    relay: { shards: e.RELAY_SHARDS, batchSize: e.RELAY_BATCH_SIZE, maxAttempts: e.RELAY_MAX_ATTEMPTS },
+    relay: {
+      shards: e.RELAY_SHARDS,
+      batchSize: e.RELAY_BATCH_SIZE,
+      maxAttempts: e.RELAY_MAX_ATTEMPTS,
+      taskQueue: e.RELAY_TASK_QUEUE,
+      idleWaitMs: e.RELAY_IDLE_WAIT_MS,
+      fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
+      faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
+    },
     inbox: { retentionMs: e.INBOX_RETENTION_MS },
     retention: {
       windowMs: e.RETENTION_WINDOW_MS,

@@ -1,0 +1,30 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { countShardBacklog } from '../../outbox/queries/count-pending';
+import { fetchPendingIds } from '../../outbox/queries/fetch-pending-ids';
+import { ensureLayout, readLayout } from '../../outbox/queries/relay-layout';
+import type { RelayActivityDeps } from './deps';
+import type { FetchPendingBatchInput, FetchPendingBatchOutput } from './types';
+
+// Bounded: the count is only for display, so a backlog of millions costs one capped scan.
+const BACKLOG_COUNT_CAP = 1_000_000;
+
+export function createFetchPendingBatch({ pool }: RelayActivityDeps) {
+  return async function fetchPendingBatch(input: FetchPendingBatchInput): Promise<FetchPendingBatchOutput> {
+    // Checked before every fetch: a relay started with another shard count would split the
+    // keys differently and could publish one key from two shards at once, out of order.
+    const layout = (await readLayout(pool)) ?? (await ensureLayout(pool, input.shardCount));
+    if (layout !== input.shardCount) {
+      throw ApplicationFailure.create({
+        type: 'RelayLayoutMismatch',
+        nonRetryable: true,
+        message: `this relay was started for ${input.shardCount} shards but outbox_relay_layout says ${layout}; stop every relay and reshard (npm run outbox -- relay reshard --shards N)`,
+        details: [{ expected: layout, actual: input.shardCount }],
+      });
+    }
+    const ids = await fetchPendingIds(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: input.limit });
+    // A short batch means the shard is drained, the moment its (small) backlog is cheapest to count.
+    if (!input.countBacklog && ids.length === input.limit) return { ids };
+    const backlog = await countShardBacklog(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, cap: BACKLOG_COUNT_CAP });
+    return { ids, backlog };
+  };
+}

@@ -1,0 +1,109 @@
+import { Context, log } from '@temporalio/activity';
+import type { Message } from 'kafkajs';
+import { toKafkaMessage, type OutboxKafkaMessage } from '../../outbox/kafka-message';
+import { parkRows } from '../../outbox/queries/park-rows';
+import { readPendingRows, type PendingRow } from '../../outbox/queries/read-pending-rows';
+import { recordFailures } from '../../outbox/queries/record-failures';
+import type { RelayActivityDeps } from './deps';
+import { faultPoint } from './fault-points';
+import { describeError, isRecordRejection } from './send-errors';
+import type { PublishBatchInput, PublishBatchOutput } from './types';
+
+// Heartbeats show Temporal the worker is alive while a send is in flight; a killed worker
+// stops them, and the heartbeat timeout hands the batch to another worker within seconds.
+const HEARTBEAT_EVERY_MS = 2_000;
+
+interface Sendable {
+  row: PendingRow;
+  message: OutboxKafkaMessage;
+  bytes: number;
+}
+
+export function createPublishBatch({ pool, producer, config }: RelayActivityDeps) {
+  const topic = config.kafka.topic;
+
+  async function send(messages: Message[]) {
+    await producer.send({ topic, acks: -1, messages });
+  }
+
+  /**
+   * Sends in id order. Normally one producer.send; split only where the batch would exceed the
+   * broker's size limit (a Kafka record batch larger than max.message.bytes is refused whole).
+   */
+  async function sendAll(items: Sendable[]) {
+    let chunk: Message[] = [];
+    let chunkBytes = 0;
+    for (const item of items) {
+      if (chunk.length > 0 && chunkBytes + item.bytes > config.kafka.maxMessageBytes) {
+        await send(chunk);
+        chunk = [];
+        chunkBytes = 0;
+      }
+      chunk.push(item.message);
+      chunkBytes += item.bytes;
+    }
+    if (chunk.length > 0) await send(chunk);
+  }
+
+  /**
+   * After Kafka refused a batch: one row at a time, so only the guilty rows pay. A row that
+   * fails holds back the rest of its key in this batch (order per key), other keys go on.
+   * A transient error stops the pass; what was sent so far is returned and marked.
+   */
+  async function sendRowByRow(items: Sendable[], out: PublishBatchOutput) {
+    const heldKeys = new Set<string>();
+    const failures: { id: number; error: string }[] = [];
+    for (const item of items) {
+      if (heldKeys.has(item.message.key)) continue;
+      try {
+        await send([item.message]);
+        out.sentIds.push(item.row.id);
+      } catch (err) {
+        if (!isRecordRejection(err)) break;
+        heldKeys.add(item.message.key);
+        failures.push({ id: item.row.id, error: `kafka refused the message: ${describeError(err)}` });
+      }
+    }
+    const { parkedIds } = await recordFailures(pool, failures, config.relay.maxAttempts);
+    const parked = new Set(parkedIds);
+    out.parkedIds.push(...parkedIds);
+    out.failedIds.push(...failures.map((f) => f.id).filter((id) => !parked.has(id)));
+    if (failures.length > 0) log.warn('kafka refused outbox rows', { failed: failures.length, parked: parkedIds.length, firstError: failures[0]!.error });
+  }
+
+  return async function publishBatch(input: PublishBatchInput): Promise<PublishBatchOutput> {
+    const ctx = Context.current();
+    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    try {
+      const out: PublishBatchOutput = { sentIds: [], parkedIds: [], failedIds: [] };
+      const rows = await readPendingRows(pool, input.ids);
+      const sendable: Sendable[] = [];
+      const invalid: { id: number; reason: string }[] = [];
+      for (const row of rows) {
+        const check = toKafkaMessage(row, config.kafka.maxMessageBytes);
+        if (check.ok) sendable.push({ row, message: check.message, bytes: check.bytes });
+        else invalid.push({ id: row.id, reason: check.reason });
+      }
+      if (invalid.length > 0) {
+        // Permanent by nature (no retry fixes a payload), so parked at once with the reason.
+        await parkRows(pool, invalid);
+        out.parkedIds.push(...invalid.map((r) => r.id));
+        log.warn('parked malformed outbox rows', { count: invalid.length, firstId: invalid[0]!.id, reason: invalid[0]!.reason });
+      }
+      if (sendable.length === 0) return out;
+      try {
+        await sendAll(sendable);
+        out.sentIds.push(...sendable.map((s) => s.row.id));
+      } catch (err) {
+        // Unreachable broker, timeouts, leader moves: throw, Temporal retries the whole batch.
+        if (!isRecordRejection(err)) throw err;
+        await sendRowByRow(sendable, out);
+      }
+      clearInterval(beat);
+      await faultPoint(config, 'after-kafka-ack', { ids: out.sentIds.length, firstId: out.sentIds[0], lastId: out.sentIds.at(-1) });
+      return out;
+    } finally {
+      clearInterval(beat);
+    }
+  };
+}

@@ -1,0 +1,33 @@
+import { Context } from '@temporalio/activity';
+import { fetchPendingIds } from '../../outbox/queries/fetch-pending-ids';
+import type { RelayActivityDeps } from './deps';
+import type { WaitForPendingEventsInput, WaitForPendingEventsOutput } from './types';
+
+/**
+ * The idle relay's wait: returns as soon as its shard has pending rows, or after timeoutMs.
+ * LISTEN is active before the first check, so a commit landing between the workflow's empty
+ * fetch and this wait is seen either by the check or by the notification, never by neither.
+ * A notification for another shard's rows costs one indexed probe, not a workflow round trip.
+ */
+export function createWaitForPendingEvents({ pool, config, listener }: RelayActivityDeps) {
+  return async function waitForPendingEvents(input: WaitForPendingEventsInput): Promise<WaitForPendingEventsOutput> {
+    const ctx = Context.current();
+    const started = Date.now();
+    const deadline = started + input.timeoutMs;
+    const shardHasWork = async () =>
+      (await fetchPendingIds(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: 1 })).length > 0;
+
+    await listener.ensureListening();
+    while (!ctx.cancellationSignal.aborted) {
+      if (await shardHasWork()) return { outcome: 'pending', waitedMs: Date.now() - started };
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) break;
+      // Wakes on NOTIFY; otherwise re-checks every fallbackPollMs in case a notification was
+      // lost (listener reconnecting, or rows made pending again by an UPDATE).
+      await listener.wait(Math.min(remaining, config.relay.fallbackPollMs), ctx.cancellationSignal);
+      ctx.heartbeat();
+      await listener.ensureListening();
+    }
+    return { outcome: 'timeout', waitedMs: Date.now() - started };
+  };
+}

@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import type { SqlExecutor } from '../db/executor';
+
+/**
+ * Transaction-scoped advisory lock space for "one key's events take ids in commit order".
+ * The two-int form keeps it apart from the single-bigint locks (the migration runner's).
+ */
+export const KEY_ORDER_LOCK_CLASS = 0x0b0e;
+
+export interface EnqueueInput {
+  eventType: string;
+  /** A JSON object; `event_id` (string) is generated when absent. */
+  payload: Record<string, unknown>;
+  /** Kafka key and shard key; defaults to payload.account_id, else the event id (as the table does). */
+  key?: string;
+  headers?: Record<string, string>;
+  /**
+   * Serialise this key's producers (default true): the lock is taken before the row gets its
+   * id and held to COMMIT, so for one key id order equals commit order and the relay, which
+   * publishes in id order, publishes in commit order. Costs: same-key transactions wait for
+   * each other, and a transaction enqueueing several keys should enqueue them in a stable
+   * order (as with row locks) to avoid deadlocks.
+   */
+  serializeKey?: boolean;
+}
+
+export interface EnqueueResult {
+  id: number;
+  eventId: string;
+}
+
+export class EnqueueValidationError extends Error {
+  override name = 'EnqueueValidationError';
+}
+
+// One statement, one round trip. The CTE runs first, so the identity default (nextval) is
+// evaluated only once this transaction holds the key's lock. The key expression is the one the
+// table's shard_hash column uses, so lock, shard and Kafka key always agree.
+const ENQUEUE_SQL = `
+  WITH key_lock AS (
+    SELECT CASE WHEN $5::boolean
+             THEN pg_advisory_xact_lock($6::int, hashtext(coalesce($3::text, $2::jsonb ->> 'account_id', $2::jsonb ->> 'event_id', '')))
+           END AS locked
+  )
+  INSERT INTO outbox_events (event_type, payload, event_key, headers)
+  SELECT $1::text, $2::jsonb, $3::text, $4::jsonb FROM key_lock
+  RETURNING id`;
+
+/**
+ * Inserts one outbox event with the caller's executor, i.e. inside the caller's transaction:
+ * it commits or rolls back together with the business change it describes.
+ */
+export async function enqueue(db: SqlExecutor, input: EnqueueInput): Promise<EnqueueResult> {
+  const payload = validate(input);
+  const { rows } = await db.query<{ id: string }>(ENQUEUE_SQL, [
+    input.eventType,
+    JSON.stringify(payload),
+    input.key ?? null,
+    JSON.stringify(input.headers ?? {}),
+    input.serializeKey !== false,
+    KEY_ORDER_LOCK_CLASS,
+  ]);
+  return { id: Number(rows[0]!.id), eventId: payload.event_id as string };
+}
+
+function validate(input: EnqueueInput): Record<string, unknown> {
+  if (typeof input.eventType !== 'string' || input.eventType.trim() === '') throw new EnqueueValidationError('eventType must be a non-empty string');
+  if (input.payload === null || typeof input.payload !== 'object' || Array.isArray(input.payload)) {
+    throw new EnqueueValidationError('payload must be a JSON object');
+  }
+  if (input.key !== undefined && (typeof input.key !== 'string' || input.key === '')) throw new EnqueueValidationError('key must be a non-empty string when given');
+  for (const [name, value] of Object.entries(input.headers ?? {})) {
+    if (typeof value !== 'string') throw new EnqueueValidationError(`header ${name} must be a string`);
+  }
+  const eventId = input.payload.event_id;
+  if (eventId !== undefined && (typeof eventId !== 'string' || eventId === '')) throw new EnqueueValidationError('payload.event_id must be a non-empty string when given');
+  return eventId === undefined ? { event_id: randomUUID(), ...input.payload } : input.payload;
+}

@@ -1,0 +1,34 @@
+import type { SqlExecutor } from '../../db/executor';
+
+/**
+ * The shard count every relay must agree with. The first relay to run records its own count
+ * (ON CONFLICT keeps whichever came first); later ones only read it.
+ */
+export const ENSURE_LAYOUT_SQL = `
+  WITH inserted AS (
+    INSERT INTO outbox_relay_layout (shard_count) VALUES ($1::int)
+    ON CONFLICT (singleton) DO NOTHING
+    RETURNING shard_count)
+  SELECT shard_count FROM inserted
+  UNION ALL
+  SELECT shard_count FROM outbox_relay_layout
+  LIMIT 1`;
+
+export async function ensureLayout(db: SqlExecutor, shardCount: number): Promise<number> {
+  const { rows } = await db.query<{ shard_count: number }>(ENSURE_LAYOUT_SQL, [shardCount]);
+  return rows[0]!.shard_count;
+}
+
+export const SET_LAYOUT_SQL = `
+  INSERT INTO outbox_relay_layout (shard_count) VALUES ($1::int)
+  ON CONFLICT (singleton) DO UPDATE SET shard_count = EXCLUDED.shard_count, updated_at = now()`;
+
+/** Only the reshard procedure calls this, after every relay of the old layout has stopped. */
+export async function setLayout(db: SqlExecutor, shardCount: number): Promise<void> {
+  await db.query(SET_LAYOUT_SQL, [shardCount]);
+}
+
+export async function readLayout(db: SqlExecutor): Promise<number | undefined> {
+  const { rows } = await db.query<{ shard_count: number }>(`SELECT shard_count FROM outbox_relay_layout`);
+  return rows[0]?.shard_count;
+}

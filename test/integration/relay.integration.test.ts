@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import type { Client, Connection } from '@temporalio/client';
+import { HEADERS } from '../../kafka/message-format';
+import { enqueue } from '../../outbox/enqueue';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { createTestTopic } from '../support/kafka';
+import { eventually, readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
+import { testTemporalClient } from '../support/temporal';
+
+describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () {
+  this.timeout(180_000);
+  let temporal: { client: Client; connection: Connection };
+  let db: TestDatabase;
+  let topic: Awaited<ReturnType<typeof createTestTopic>>;
+  let relay: InProcessRelay | undefined;
+
+  before(async () => {
+    temporal = await testTemporalClient();
+  });
+  after(async () => temporal?.connection.close());
+  beforeEach(async () => {
+    db = await createTestDatabase();
+    topic = await createTestTopic(3);
+  });
+  afterEach(async () => {
+    await terminateStartedShards();
+    await relay?.close();
+    relay = undefined;
+    await topic.remove();
+    await db.drop();
+  });
+
+  const allPublished = async () => {
+    const { rows } = await db.pool.query(`SELECT count(*) FILTER (WHERE published_at IS NULL AND parked_at IS NULL) AS pending FROM outbox_events`);
+    return Number(rows[0].pending) === 0;
+  };
+
+  it('publishes rows from enqueue and from plain SQL with key, unchanged value and contract headers', async () => {
+    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic));
+    const handle = await startShard(temporal.client, relay.taskQueue, { batchSize: 50 });
+    // A producer in another language: only the seed's columns.
+    const plain = { event_id: 'evt-plain-1', type: 'payment_confirmed', account_id: 42, amount: 500 };
+    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [JSON.stringify(plain)]);
+    const viaApi = await enqueue(db.pool, { eventType: 'order_shipped', payload: { order: 7 }, key: 'order-7', headers: { traceparent: 't-1' } });
+
+    await eventually('both rows published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0);
+    const messages = await readWholeTopic(topic.topic);
+    assert.equal(messages.length, 2);
+    const byId = new Map(messages.map((m) => [m.headers[HEADERS.eventId], m]));
+    const p = byId.get('evt-plain-1')!;
+    assert.equal(p.key, '42', 'key falls back to payload.account_id');
+    assert.deepEqual(JSON.parse(p.value), plain);
+    assert.equal(p.headers[HEADERS.eventType], 'payment_confirmed');
+    const { rows } = await db.pool.query(`SELECT id, created_at FROM outbox_events ORDER BY id`);
+    assert.equal(p.headers[HEADERS.createdAt], rows[0].created_at.toISOString());
+    assert.equal(p.headers[HEADERS.outboxId], String(rows[0].id));
+    const a = byId.get(viaApi.eventId)!;
+    assert.equal(a.key, 'order-7');
+    assert.equal(a.headers.traceparent, 't-1');
+    assert.deepEqual(JSON.parse(a.value), { event_id: viaApi.eventId, order: 7 });
+
+    const status = await handle.query<{ published: number; state: string }>('status');
+    assert.equal(status.published, 2);
+    await handle.signal('stop');
+    const result = await handle.result();
+    assert.equal(result.published, 2);
+  });
+
+  it('continues as new every few batches without losing or repeating an event, carrying its counters', async () => {
+    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic));
+    await db.pool.query(
+      `INSERT INTO outbox_events (event_type, payload)
+       SELECT 'payment_confirmed', jsonb_build_object('event_id', 'evt-' || g, 'type', 'payment_confirmed', 'account_id', g % 7, 'amount', 1)
+         FROM generate_series(1, 300) g`,
+    );
+    const handle = await startShard(temporal.client, relay.taskQueue, { batchSize: 20, maxBatchesPerRun: 3 });
+    // More rows while it runs, across several continue-as-new boundaries.
+    for (let i = 301; i <= 400; i += 10) {
+      await db.pool.query(
+        `INSERT INTO outbox_events (event_type, payload)
+         SELECT 'payment_confirmed', jsonb_build_object('event_id', 'evt-' || g, 'type', 'payment_confirmed', 'account_id', g % 7, 'amount', 1)
+           FROM generate_series($1::int, $1::int + 9) g`,
+        [i],
+      );
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await eventually('every row published', allPublished);
+    const messages = await readWholeTopic(topic.topic);
+    const ids = messages.map((m) => m.headers[HEADERS.eventId]);
+    assert.equal(ids.length, 400, 'no event lost, none sent twice');
+    assert.equal(new Set(ids).size, 400);
+    await eventually('status caught up', async () => (await handle.query<{ published: number }>('status')).published === 400);
+    const status = await handle.query<{ published: number; runs: number; batches: number }>('status');
+    assert.ok(status.runs >= 6, `expected several continue-as-new runs, got ${status.runs}`);
+    assert.ok(status.batches >= 20);
+    const { rows } = await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NOT NULL`);
+    assert.equal(Number(rows[0].n), 400);
+  });
+});

@@ -1,0 +1,176 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { IHeaders } from 'kafkajs';
+import { createRelayActivities, PendingListener } from '../../activities/relay';
+import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
+import { createPool } from '../../db/pool';
+import { createKafka } from '../../kafka/client';
+import { uniqueName } from './ids';
+import { testKafka } from './kafka';
+
+// Relay test plumbing: an in-process relay worker on a task queue of its own, relay worker
+// processes (for kill -9), and an exact read of everything a topic holds.
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** Bundled once per test process, so each test's worker starts in milliseconds. */
+function relayBundle() {
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows/relay-workflows'), logger: quietBundlerLogger });
+  return bundle;
+}
+const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+
+export function relayTestConfig(dbUrl: string, topic: string, extra: Record<string, string> = {}): Config {
+  return loadConfig({ ...process.env, DATABASE_URL: dbUrl, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: uniqueName('relay-tq'), ...extra });
+}
+
+export interface InProcessRelay {
+  taskQueue: string;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export async function startInProcessRelay(config: Config): Promise<InProcessRelay> {
+  const pool = createPool(config.database.url, { max: 10 });
+  const listener = new PendingListener(config.database.url);
+  const producer = createKafka(config, uniqueName('relay-test')).producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.relay.taskQueue!,
+    workflowBundle: await relayBundle(),
+    activities: createRelayActivities({ pool, producer, config, listener }),
+    shutdownGraceTime: '2 seconds',
+  });
+  const running = worker.run();
+  return {
+    taskQueue: config.relay.taskQueue!,
+    config,
+    async close() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close().catch(() => undefined);
+      await producer.disconnect().catch(() => undefined);
+      await listener.close();
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+export interface ShardOptions {
+  shardIndex?: number;
+  shardCount?: number;
+  batchSize?: number;
+  maxBatchesPerRun?: number;
+  idleWaitMs?: number;
+}
+
+const started: { client: Client; workflowId: string }[] = [];
+
+/** Terminates every relay workflow this test process started and left running (an `afterEach`). */
+export async function terminateStartedShards(): Promise<void> {
+  for (const { client, workflowId } of started.splice(0)) {
+    await client.workflow.getHandle(workflowId).terminate('test finished').catch(() => undefined);
+  }
+}
+
+/** Starts one relay shard workflow under a unique id (tests never share a workflow id). */
+export async function startShard(client: Client, taskQueue: string, opts: ShardOptions = {}, workflowId = uniqueName(`relay-shard-${opts.shardIndex ?? 0}`)) {
+  started.push({ client, workflowId });
+  return client.workflow.start('relayShardWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [{ shardIndex: opts.shardIndex ?? 0, shardCount: opts.shardCount ?? 1, batchSize: opts.batchSize ?? 100, maxBatchesPerRun: opts.maxBatchesPerRun, idleWaitMs: opts.idleWaitMs }],
+  });
+}
+
+/** A relay worker process (`tsx workers/relay.worker.ts`), for tests that kill -9 it. */
+export class RelayProcess {
+  readonly child: ChildProcess;
+  stderr = '';
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
+  }
+  /** Resolves with the fault point's JSON detail once the worker reports reaching it. */
+  async waitForFaultPoint(timeoutMs = 60_000): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const match = /RELAY_FAULT_POINT (\{.*\})/.exec(this.stderr);
+      if (match) return JSON.parse(match[1]!);
+      if (this.child.exitCode !== null) throw new Error(`relay worker exited (${this.child.exitCode}) before the fault point:\n${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`relay worker did not reach its fault point in ${timeoutMs} ms:\n${this.stderr}`);
+  }
+  kill9(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.child.once('exit', () => resolve());
+      this.child.kill('SIGKILL');
+    });
+  }
+}
+
+export interface TopicMessage {
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+  partition: number;
+  offset: number;
+}
+
+/** Every message the topic holds right now (up to each partition's high watermark), in partition order. */
+export async function readWholeTopic(topic: string, timeoutMs = 60_000): Promise<TopicMessage[]> {
+  const kafka = testKafka();
+  const admin = kafka.admin();
+  await admin.connect();
+  const offsets = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const highWater = new Map(offsets.map((o) => [o.partition, Number(o.high)]));
+  const total = [...highWater.values()].reduce((a, b) => a + b, 0);
+  const messages: TopicMessage[] = [];
+  if (total === 0) return messages;
+  const consumer = kafka.consumer({ groupId: uniqueName('relay-test-reader'), sessionTimeout: 10_000 });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`read ${messages.length} of ${total} messages of ${topic} in ${timeoutMs} ms`)), timeoutMs);
+      void consumer.run({
+        eachMessage: async ({ partition, message }) => {
+          if (Number(message.offset) >= (highWater.get(partition) ?? 0)) return;
+          messages.push({ key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers: headersToStrings(message.headers), partition, offset: Number(message.offset) });
+          if (messages.length === total) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return messages.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+}
+
+function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).map(([k, v]) => [k, String(v)]));
+}
+
+/** Polls until `check` returns true. */
+export async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 60_000, everyMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

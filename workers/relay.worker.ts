@@ -1,0 +1,66 @@
+import type { Producer } from 'kafkajs';
+import { createRelayActivities, PendingListener } from '../activities/relay';
+import { TASK_QUEUES } from '../config/constants';
+import { ConfigError, loadConfig, type Config } from '../config/env';
+import { createLogger } from '../config/logger';
+import { createPool } from '../db/pool';
+import { createKafka } from '../kafka/client';
+import { ensureTopics } from '../kafka/topics';
+import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
+
+// One relay worker process: runs relay shard workflows and their activities. Any number of
+// these may run; Temporal hands each shard's tasks to one of them at a time, so adding a
+// process adds capacity and never double-processes a shard.
+
+export async function runRelayWorker(config: Config): Promise<void> {
+  const logger = createLogger('relay-worker', config.logLevel);
+  const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
+  const pool = createPool(config.database.url, { max: 10 });
+  const listener = new PendingListener(config.database.url);
+  const kafka = createKafka(config, `outbox-relay-${process.pid}`);
+  // Not the idempotent producer: it allows one request in flight per broker and cannot recover
+  // from a sequence error without a new instance. Duplicates are already possible (the crash
+  // gap) and the inbox absorbs them; one shard never has two sends in flight, so order holds.
+  const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });
+  let connectionToClose: { close(): Promise<void> } | undefined;
+  try {
+    await ensureTopics(kafka, config, [config.kafka.topic]);
+    await producer.connect();
+    const { worker, connection } = await createTemporalWorker(config, {
+      taskQueue,
+      workflowsPath: require.resolve('../workflows/relay-workflows'),
+      activities: createRelayActivities({ pool, producer, config, listener }),
+      // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
+      shutdownGraceTime: '10 seconds',
+    });
+    connectionToClose = connection;
+    onShutdownSignal(() => {
+      logger.info('stopping: finishing in-flight activities');
+      worker.shutdown();
+    });
+    logger.info({ pid: process.pid, taskQueue, topic: config.kafka.topic, faultPauseAt: config.relay.faultPauseAt }, 'relay worker running');
+    await worker.run();
+  } finally {
+    await connectionToClose?.close().catch(() => undefined);
+    await producer.disconnect().catch(() => undefined);
+    await listener.close();
+    await pool.end().catch(() => undefined);
+  }
+}
+
+if (require.main === module) {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    process.stderr.write(`relay worker refused to start: ${err instanceof ConfigError ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  runRelayWorker(config).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`relay worker failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,38 @@
+// What a relay shard reports: the `status` query, current details in the UI, search attributes.
+
+export interface RelayCounters {
+  /** Rows acknowledged by Kafka and marked published, over every run of this shard. */
+  published: number;
+  batches: number;
+  parked: number;
+  /** Highest outbox id this shard has published. */
+  lastId: number;
+  /** Continue-as-new count: runs before the current one. */
+  runs: number;
+}
+
+export interface RelayStatus extends RelayCounters {
+  shardIndex: number;
+  shardCount: number;
+  state: 'running' | 'idle' | 'backing-off' | 'stopping' | 'stopped';
+  /** Pending rows of this shard at the last count (capped at 1,000,000), null before one. */
+  pending: number | null;
+  /** Parked rows of this shard waiting for a redrive, at the last count. */
+  parkedNow: number | null;
+  batchesThisRun: number;
+  updatedAt: string;
+}
+
+export const EMPTY_COUNTERS: RelayCounters = { published: 0, batches: 0, parked: 0, lastId: 0, runs: 0 };
+
+export function statusMarkdown(s: RelayStatus): string {
+  return [
+    `**Outbox relay — shard ${s.shardIndex} of ${s.shardCount}** · ${s.state}`,
+    '',
+    '| published | batches | last id | pending | parked (waiting) | runs |',
+    '|---:|---:|---:|---:|---:|---:|',
+    `| ${s.published} | ${s.batches} | ${s.lastId} | ${s.pending ?? '?'} | ${s.parkedNow ?? '?'} | ${s.runs + 1} |`,
+    '',
+    `updated ${s.updatedAt}; query \`status\` for the same as JSON`,
+  ].join('\n');
+}
