@@ -32,6 +32,15 @@ const schema = z.object({
   CONSUMER_GROUP: z.string().min(1).default('payments-credit'),
   CONSUMER_MAX_LAG_MS: durationMs.default(24 * 3600_000),
   INBOX_RETENTION_MS: durationMs.default(14 * 24 * 3600_000),
+  /** The inbox's identity, independent of the Kafka group: a replay by a new group still dedupes. */
+  INBOX_CONSUMER: z.string().min(1).max(200).default('payments-credit'),
+  CONSUMER_TASK_QUEUE: z.string().min(1).optional(),
+  /** Events per applyCreditsWorkflow; bounded so one workflow input stays far below Temporal's 2 MB payload limit. */
+  CONSUMER_BATCH_SIZE: positiveInt.max(5000).default(2000),
+  CONSUMER_MAX_CREDIT_AMOUNT: positiveInt.max(Number.MAX_SAFE_INTEGER).default(100_000_000_000),
+  CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
+  CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
+  CONSUMER_DEAD_LETTER: z.enum(['true', 'false']).default('true'),
 
   RELAY_SHARDS: positiveInt.max(256).default(2),
   RELAY_BATCH_SIZE: positiveInt.max(10_000).default(2000),
@@ -95,6 +104,15 @@ export interface Config {
     faultPauseAt?: 'after-kafka-ack' | 'before-mark';
   };
   inbox: { retentionMs: number };
+  consumer: {
+    inboxName: string;
+    taskQueue?: string;
+    batchSize: number;
+    maxCreditAmount: number;
+    sessionTimeoutMs: number;
+    rebalanceTimeoutMs: number;
+    deadLetter: boolean;
+  };
   retention: { windowMs: number; interval: string; batchSize: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
   doctor: { maxPendingAgeMs: number };
   logLevel: RawEnv['LOG_LEVEL'];
@@ -168,6 +186,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
     },
     inbox: { retentionMs: e.INBOX_RETENTION_MS },
+    consumer: {
+      inboxName: e.INBOX_CONSUMER,
+      taskQueue: e.CONSUMER_TASK_QUEUE,
+      batchSize: e.CONSUMER_BATCH_SIZE,
+      maxCreditAmount: e.CONSUMER_MAX_CREDIT_AMOUNT,
+      sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,
+      rebalanceTimeoutMs: e.CONSUMER_REBALANCE_TIMEOUT_MS,
+      deadLetter: e.CONSUMER_DEAD_LETTER === 'true',
+    },
     retention: {
       windowMs: e.RETENTION_WINDOW_MS,
       interval: e.RETENTION_INTERVAL,

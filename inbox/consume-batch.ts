@@ -1,0 +1,136 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
+import type { Pool } from 'pg';
+import type { Logger } from '../config/logger';
+import type { CreditBatch, CreditBatchResult } from './apply-credits';
+import { creditWorkflowId } from './credit-workflow-id';
+import { parkEvents, type ParkedMessage } from './park-events';
+import { validateCreditEvent } from './validate-credit-event';
+
+export interface BatchHandlerDeps {
+  client: Client;
+  pool: Pool;
+  /** Set when invalid messages are also copied to the dead-letter topic. */
+  deadLetter?: { producer: Producer; topic: string };
+  logger: Logger;
+  group: string;
+  inboxName: string;
+  taskQueue: string;
+  batchSize: number;
+  maxCreditAmount: number;
+}
+
+export interface ChunkOutcome extends CreditBatchResult {
+  partition: number;
+  firstOffset: string;
+  lastOffset: string;
+  parked: number;
+}
+
+const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
+
+/**
+ * kafkajs eachBatch handler. Per chunk of one partition: validate; park the invalid; hand the
+ * valid to one applyCreditsWorkflow and wait for its result; only then resolve and commit the
+ * chunk's offsets. The effect is durable in PostgreSQL before Kafka forgets the messages, so a
+ * crash anywhere re-delivers (harmless: the inbox drops repeats) and never loses.
+ */
+export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: ChunkOutcome) => void) {
+  return async function eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
+    const stillOurs = () => isRunning() && !isStale();
+    for (let start = 0; start < batch.messages.length; start += deps.batchSize) {
+      if (!stillOurs()) return;
+      const chunk = batch.messages.slice(start, start + deps.batchSize);
+      const outcome = await untilDone(deps.logger, heartbeat, stillOurs, () => processChunk(deps, batch.topic, batch.partition, chunk));
+      // Stopped or lost the partition before the effect was secured: leave the offsets alone;
+      // whoever owns the partition next starts from the last committed one.
+      if (outcome === undefined) return;
+      resolveOffset(outcome.lastOffset);
+      try {
+        await commitOffsetsIfNecessary();
+      } catch (err) {
+        // The credits are already durable; an uncommitted offset only means a harmless
+        // redelivery. A rebalance is the usual cause, so give the partition back.
+        deps.logger.warn({ err: (err as Error).message, partition: batch.partition }, 'offset commit failed; the chunk will be redelivered and deduplicated');
+        return;
+      }
+      onChunk?.(outcome);
+      await heartbeat().catch(() => undefined);
+    }
+  };
+}
+
+async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[]): Promise<ChunkOutcome> {
+  const firstOffset = chunk[0]!.offset;
+  const lastOffset = chunk[chunk.length - 1]!.offset;
+  const credits: CreditBatch = { consumer: deps.inboxName, topic, partition, eventIds: [], accountIds: [], amounts: [], offsets: [] };
+  const invalid: ParkedMessage[] = [];
+  for (const message of chunk) {
+    const result = validateCreditEvent(message, { maxCreditAmount: deps.maxCreditAmount });
+    if (result.ok) {
+      credits.eventIds.push(result.event.eventId);
+      credits.accountIds.push(result.event.accountId);
+      credits.amounts.push(result.event.amount);
+      credits.offsets.push(message.offset);
+    } else {
+      invalid.push({ offset: message.offset, eventId: result.eventId, reason: result.reason, rawValue: message.value?.toString() ?? null });
+    }
+  }
+
+  let parked = 0;
+  if (invalid.length > 0) {
+    parked = await parkEvents(deps.pool, { consumer: deps.inboxName, topic, partition }, invalid);
+    if (deps.deadLetter) await sendToDeadLetter(deps.deadLetter, topic, partition, chunk, invalid);
+    deps.logger.warn({ partition, parked: invalid.length, reasons: [...new Set(invalid.map((i) => i.reason))].slice(0, 5) }, 'parked invalid events');
+  }
+
+  let result: CreditBatchResult = { applied: 0, duplicates: 0, unknownAccounts: 0, accountsCredited: 0 };
+  if (credits.eventIds.length > 0) {
+    result = await deps.client.workflow.execute('applyCreditsWorkflow', {
+      taskQueue: deps.taskQueue,
+      workflowId: creditWorkflowId({ group: deps.group, topic, partition, firstOffset, lastOffset }),
+      // A closed run with this id (an earlier delivery of the same chunk) may run again: the
+      // inbox turns it into a no-op. A still-running one (its consumer died waiting) is joined
+      // instead of failing with "already started".
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      args: [credits],
+    });
+  }
+  return { ...result, partition, firstOffset, lastOffset, parked: parked + result.unknownAccounts };
+}
+
+async function sendToDeadLetter(dl: { producer: Producer; topic: string }, topic: string, partition: number, chunk: KafkaMessage[], invalid: ParkedMessage[]) {
+  const byOffset = new Map(chunk.map((m) => [m.offset, m]));
+  await dl.producer.send({
+    topic: dl.topic,
+    messages: invalid.map((i) => {
+      const original = byOffset.get(i.offset)!;
+      return {
+        key: original.key,
+        value: original.value,
+        headers: { ...original.headers, 'dlq-reason': i.reason, 'dlq-source': `${topic}/${partition}/${i.offset}` },
+      };
+    }),
+  });
+}
+
+/**
+ * Retries transient failures (Temporal or PostgreSQL unreachable) for as long as we own the
+ * partition, heartbeating so the group does not evict us meanwhile. Returns undefined when we
+ * stopped owning it; the work is then redone by the next owner.
+ */
+async function untilDone<T>(logger: Logger, heartbeat: () => Promise<void>, stillOurs: () => boolean, work: () => Promise<T>): Promise<T | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      logger.warn({ err: (err as Error).message, attempt }, 'crediting a chunk failed; retrying');
+      await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
+      await heartbeat().catch(() => undefined);
+      if (!stillOurs()) return undefined;
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import type { Client, Connection } from '@temporalio/client';
+import type { ApplyCreditResult } from '../../inbox/apply-credit';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntil, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { uniqueName } from '../support/ids';
+import { createTestTopic, testKafka } from '../support/kafka';
+import { testTemporalClient } from '../support/temporal';
+
+// The seed's third scene, literally: evt_9f2 credits account 42 with 500, delivered twice.
+describe('inbox: the seed example (evt_9f2 delivered twice)', () => {
+  const evt = { event_id: 'evt_9f2', type: 'payment_confirmed', account_id: 42, amount: 500 };
+  let db: TestDatabase;
+  let topic: { topic: string; remove(): Promise<void> };
+  let consumer: ConsumerProcess | undefined;
+  let temporal: { client: Client; connection: Connection };
+  const group = uniqueName('seed-group');
+  const taskQueue = uniqueName('seed-queue');
+
+  before(async () => {
+    db = await createTestDatabase();
+    topic = await createTestTopic(3);
+    temporal = await testTemporalClient();
+    await db.pool.query('INSERT INTO accounts (account_id, balance) VALUES (42, 0)');
+  });
+  after(async () => {
+    await consumer?.stop();
+    await temporal?.connection.close();
+    await topic?.remove();
+    await db?.drop();
+  });
+
+  it('credits +500 once through the consumer worker, counting the second delivery as a duplicate', async () => {
+    consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue }));
+    await waitUntilRunning(consumer);
+    const kafka = testKafka();
+    await produceEvents(kafka, topic.topic, [evt]);
+    await produceEvents(kafka, topic.topic, [evt]);
+    await waitUntil('the group to commit both deliveries', () => groupCaughtUp(kafka, group, topic.topic));
+
+    const { rows } = await db.pool.query('SELECT balance::int FROM accounts WHERE account_id = 42');
+    assert.equal(rows[0].balance, 500);
+    const inbox = await db.pool.query(`SELECT consumer, event_id FROM inbox_processed_events`);
+    assert.deepEqual(inbox.rows, [{ consumer: 'payments-credit', event_id: 'evt_9f2' }]);
+    const chunks = consumer.logs.filter((l) => l.msg === 'chunk credited');
+    const applied = chunks.reduce((n, l) => n + (l.applied as number), 0);
+    const duplicates = chunks.reduce((n, l) => n + (l.duplicates as number), 0);
+    assert.equal(applied, 1);
+    assert.equal(duplicates, 1, 'the redelivery is a counted, normal outcome');
+  });
+
+  it('the per-event path (insert first, unique violation rolls back) returns duplicate the second time', async () => {
+    // A separate inbox identity, so this path sees evt_9f2 for the first time.
+    const input = { consumer: 'seed-per-event', event: { eventId: 'evt_9f2', accountId: '42', amount: '500' } };
+    const run = (n: number) =>
+      temporal.client.workflow.execute('applyCreditWorkflow', { taskQueue, workflowId: uniqueName(`seed-per-event-${n}`), args: [input] }) as Promise<ApplyCreditResult>;
+    const first = await run(1);
+    const second = await run(2);
+    assert.deepEqual(first, { applied: true, eventId: 'evt_9f2', balance: '1000' });
+    assert.deepEqual(second, { applied: false, eventId: 'evt_9f2', reason: 'duplicate' });
+    const { rows } = await db.pool.query('SELECT balance::int FROM accounts WHERE account_id = 42');
+    assert.equal(rows[0].balance, 1000, '+500 once more, not twice');
+  });
+});

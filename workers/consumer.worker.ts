@@ -1,0 +1,113 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Consumer, Producer } from 'kafkajs';
+import { createInboxActivities } from '../activities/inbox';
+import { TASK_QUEUES } from '../config/constants';
+import { ConfigError, loadConfig, type Config } from '../config/env';
+import { createLogger } from '../config/logger';
+import { createPool } from '../db/pool';
+import { createBatchHandler } from '../inbox/consume-batch';
+import { createKafka } from '../kafka/client';
+import { ensureTopics } from '../kafka/topics';
+import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
+
+// One consumer process: a member of the Kafka consumer group that turns batches into
+// applyCreditsWorkflow runs, and a Temporal worker that executes those workflows' activities.
+// Start more processes to consume more partitions in parallel (up to the partition count).
+
+async function main(config: Config): Promise<void> {
+  const logger = createLogger('consumer', config.logLevel);
+  const taskQueue = config.consumer.taskQueue ?? TASK_QUEUES.consumer;
+  const partitions = config.kafka.partitions;
+  // Every partition this process owns may have a batch in flight at once.
+  const pool = createPool(config.database.url, { max: Math.min(20, partitions + 4) });
+  const kafka = createKafka(config, `credit-consumer-${process.pid}`);
+  let consumer: Consumer | undefined;
+  let producer: Producer | undefined;
+  let clientConnection: Connection | undefined;
+  const { worker, connection } = await createTemporalWorker(config, {
+    taskQueue,
+    workflowsPath: require.resolve('../workflows/credit'),
+    activities: createInboxActivities({ pool, config }),
+    maxConcurrentActivityTaskExecutions: partitions + 4,
+  });
+  try {
+    clientConnection = await Connection.connect({ address: config.temporal.address });
+    const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+    await ensureTopics(kafka, config);
+    if (config.consumer.deadLetter) {
+      producer = kafka.producer();
+      await producer.connect();
+    }
+    consumer = kafka.consumer({
+      groupId: config.kafka.consumerGroup,
+      sessionTimeout: config.consumer.sessionTimeoutMs,
+      rebalanceTimeout: config.consumer.rebalanceTimeoutMs,
+      heartbeatInterval: Math.floor(config.consumer.sessionTimeoutMs / 4),
+    });
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      logger.info({ pid: process.pid, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
+    });
+    consumer.on(consumer.events.CRASH, (e) => logger.error({ err: e.payload.error?.message, restart: e.payload.restart }, 'kafka consumer crashed'));
+    await consumer.connect();
+    // A new group starts at the earliest offset: a replay of everything is safe (the inbox
+    // drops repeats), skipping events is not.
+    await consumer.subscribe({ topic: config.kafka.topic, fromBeginning: true });
+
+    const eachBatch = createBatchHandler(
+      {
+        client,
+        pool,
+        deadLetter: producer ? { producer, topic: config.kafka.deadLetterTopic } : undefined,
+        logger,
+        group: config.kafka.consumerGroup,
+        inboxName: config.consumer.inboxName,
+        taskQueue,
+        batchSize: config.consumer.batchSize,
+        maxCreditAmount: config.consumer.maxCreditAmount,
+      },
+      (o) => logger.info({ pid: process.pid, ...o }, 'chunk credited'),
+    );
+    await consumer.run({
+      // Offsets are resolved by hand, only after a chunk's credits are durable; kafkajs then
+      // commits exactly those (threshold 1 = commit on every resolved chunk).
+      eachBatchAutoResolve: false,
+      autoCommit: true,
+      autoCommitThreshold: 1,
+      partitionsConsumedConcurrently: partitions,
+      eachBatch,
+    });
+
+    const running = worker.run();
+    onShutdownSignal(() => {
+      logger.info('stopping: leaving the consumer group, then draining the Temporal worker');
+      void consumer!.disconnect().finally(() => worker.shutdown());
+    });
+    logger.info({ pid: process.pid, topic: config.kafka.topic, group: config.kafka.consumerGroup, taskQueue }, 'consumer worker running');
+    await running;
+  } finally {
+    await consumer?.disconnect().catch(() => undefined);
+    await producer?.disconnect().catch(() => undefined);
+    await clientConnection?.close().catch(() => undefined);
+    await connection.close().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+  }
+}
+
+if (require.main === module) {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    // Refusing to start is the point (e.g. an inbox horizon shorter than Kafka can redeliver):
+    // one clear message, non-zero exit.
+    process.stderr.write(`consumer worker refused to start: ${err instanceof ConfigError ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  main(config).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`consumer worker failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,30 @@
+import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { ApplyCreditInput, ApplyCreditResult, CreditBatch, CreditBatchResult, InboxActivities } from '../activities/inbox';
+
+// One workflow per Kafka chunk (up to CONSUMER_BATCH_SIZE events of one partition). Only ids,
+// accounts, amounts and offsets travel in history: a few hundred kB at most per workflow.
+
+/**
+ * Credits go to PostgreSQL and are idempotent through the inbox, so retrying is always safe.
+ * Attempts are unlimited on purpose: while PostgreSQL is down the consumer waits with its
+ * offset uncommitted, and nothing is lost; a batch that can never succeed fails at once.
+ */
+const creditActivity: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '200 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    nonRetryableErrorTypes: ['InvalidCreditBatch'],
+  },
+};
+
+const { applyCredits, applyCredit } = proxyActivities<InboxActivities>(creditActivity);
+
+export async function applyCreditsWorkflow(batch: CreditBatch): Promise<CreditBatchResult> {
+  return applyCredits(batch);
+}
+
+export async function applyCreditWorkflow(input: ApplyCreditInput): Promise<ApplyCreditResult> {
+  return applyCredit(input);
+}
