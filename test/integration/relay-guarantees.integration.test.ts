@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type Client, type Connection } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { HEADERS } from '../../kafka/message-format';
+import { enqueue } from '../../outbox/enqueue';
+import { listParked, redriveParked } from '../../outbox/queries/parked-rows';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { uniqueName } from '../support/ids';
+import { createTestTopic, testKafka } from '../support/kafka';
+import { eventually, readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
+import { testTemporalClient } from '../support/temporal';
+
+describe('relay guarantees: poison rows, order per key, one relay per shard', function () {
+  this.timeout(180_000);
+  let temporal: { client: Client; connection: Connection };
+  let db: TestDatabase;
+  let topic: { topic: string; remove(): Promise<void> };
+  let relay: InProcessRelay | undefined;
+
+  before(async () => {
+    temporal = await testTemporalClient();
+  });
+  after(async () => temporal?.connection.close());
+  beforeEach(async () => {
+    db = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await terminateStartedShards();
+    await relay?.close();
+    relay = undefined;
+    await topic?.remove();
+    await db.drop();
+  });
+
+  const pendingCount = async () =>
+    Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL`)).rows[0].n);
+
+  it('parks malformed and oversized rows at once with their reason; good rows of every key flow; redrive republishes', async () => {
+    topic = await createTestTopic(3);
+    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic, { KAFKA_MAX_MESSAGE_BYTES: '20000' }));
+    await db.pool.query(`INSERT INTO outbox_events (event_type, payload, event_key) VALUES
+      ('payment_confirmed', '[1,2,3]', 'k1'),
+      ('payment_confirmed', '{"type":"payment_confirmed","account_id":1}', 'k1'),
+      ('payment_confirmed', jsonb_build_object('event_id', 'big', 'blob', repeat('x', 30000)), 'k2'),
+      ('payment_confirmed', '{"event_id":"good-1","account_id":1}', 'k1'),
+      ('payment_confirmed', '{"event_id":"good-2","account_id":2}', 'k2')`);
+    await startShard(temporal.client, relay.taskQueue, { batchSize: 10 });
+    await eventually('nothing pending', async () => (await pendingCount()) === 0);
+
+    const parked = await listParked(db.pool);
+    assert.deepEqual(parked.map((p) => p.messageKey), ['k1', 'k1', 'k2']);
+    assert.match(parked[0]!.lastError!, /payload must be a JSON object, got array/);
+    assert.match(parked[1]!.lastError!, /event_id must be a non-empty string/);
+    assert.match(parked[2]!.lastError!, /exceeds the 20000-byte Kafka limit/);
+    let messages = await readWholeTopic(topic.topic);
+    assert.deepEqual(messages.map((m) => m.headers[HEADERS.eventId]).sort(), ['good-1', 'good-2']);
+
+    // The operator fixes the payload and re-drives it.
+    await db.pool.query(`UPDATE outbox_events SET payload = payload || '{"event_id":"fixed-1"}' WHERE id = $1`, [parked[1]!.id]);
+    assert.deepEqual(await redriveParked(db.pool, [parked[1]!.id]), [parked[1]!.id]);
+    await eventually('redriven row published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE id = $1 AND published_at IS NOT NULL`, [parked[1]!.id])).rowCount === 1, 30_000);
+    messages = await readWholeTopic(topic.topic);
+    assert.deepEqual(messages.map((m) => m.headers[HEADERS.eventId]).sort(), ['fixed-1', 'good-1', 'good-2']);
+    assert.equal((await listParked(db.pool)).length, 2);
+  });
+
+  it('retries a row the broker refuses a bounded number of times, then parks it; its key waits, other keys flow', async () => {
+    // The topic accepts less than the relay believes: Kafka itself refuses the big row.
+    topic = await createSmallMessageTopic(4096);
+    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic, { RELAY_MAX_ATTEMPTS: '3' }));
+    await db.pool.query(`INSERT INTO outbox_events (event_type, payload, event_key) VALUES
+      ('t', '{"event_id":"a-1"}', 'a'),
+      ('t', jsonb_build_object('event_id', 'a-2-big', 'blob', repeat('x', 10000)), 'a'),
+      ('t', '{"event_id":"a-3"}', 'a'),
+      ('t', '{"event_id":"b-1"}', 'b'),
+      ('t', '{"event_id":"b-2"}', 'b')`);
+    await startShard(temporal.client, relay.taskQueue, { batchSize: 10 });
+    await eventually('nothing pending', async () => (await pendingCount()) === 0, 90_000);
+
+    const parked = await listParked(db.pool);
+    assert.equal(parked.length, 1);
+    assert.equal(parked[0]!.attempts, 3, 'parked after exactly RELAY_MAX_ATTEMPTS refusals');
+    assert.match(parked[0]!.lastError!, /kafka refused the message/i);
+    const messages = await readWholeTopic(topic.topic);
+    const sent = messages.map((m) => m.headers[HEADERS.eventId]);
+    assert.deepEqual([...sent].sort(), ['a-1', 'a-3', 'b-1', 'b-2']);
+    const a = messages.filter((m) => m.key === 'a').map((m) => m.headers[HEADERS.eventId]);
+    assert.deepEqual(a, ['a-1', 'a-3'], 'a-3 waited behind a-2 until a-2 was parked');
+  });
+
+  it('publishes each key in commit order while concurrent producers commit out of id order', async () => {
+    topic = await createTestTopic(4);
+    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic));
+    await startShard(temporal.client, relay.taskQueue, { shardIndex: 0, shardCount: 2, batchSize: 25 });
+    await startShard(temporal.client, relay.taskQueue, { shardIndex: 1, shardCount: 2, batchSize: 25 });
+    await db.pool.query(`CREATE TABLE key_sequence (key text PRIMARY KEY, n int NOT NULL DEFAULT 0)`);
+    const keys = ['k0', 'k1', 'k2', 'k3', 'k4'];
+    await db.pool.query(`INSERT INTO key_sequence (key) SELECT unnest($1::text[])`, [keys]);
+
+    // Each transaction enqueues first (taking its id), dawdles, then takes the key's sequence
+    // number: without enqueue's per-key lock, ids and commit order would diverge here.
+    const producer = async (worker: number) => {
+      for (let i = 0; i < 25; i++) {
+        const key = keys[(worker + i) % keys.length]!;
+        const client = await db.pool.connect();
+        try {
+          await client.query('BEGIN');
+          const { id } = await enqueue(client, { eventType: 'seq', payload: { worker }, key });
+          await new Promise((r) => setTimeout(r, Math.random() * 5));
+          const { rows } = await client.query(`UPDATE key_sequence SET n = n + 1 WHERE key = $1 RETURNING n`, [key]);
+          await client.query(`UPDATE outbox_events SET payload = payload || jsonb_build_object('seq', $2::int) WHERE id = $1`, [id, rows[0].n]);
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
+      }
+    };
+    await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(producer));
+    await eventually('all 200 published', async () => (await pendingCount()) === 0);
+
+    const messages = await readWholeTopic(topic.topic);
+    assert.equal(messages.length, 200);
+    for (const key of keys) {
+      const seqs = messages.filter((m) => m.key === key).map((m) => JSON.parse(m.value).seq as number);
+      assert.deepEqual(seqs, seqs.map((_, i) => i + 1), `key ${key} out of commit order: ${seqs.join(',')}`);
+    }
+  });
+
+  it('refuses a second relay for a shard (fixed workflow id) and a relay of another shard count (layout)', async () => {
+    topic = await createTestTopic(1);
+    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic));
+    const workflowId = uniqueName('outbox-relay-shard-0');
+    await startShard(temporal.client, relay.taskQueue, { shardIndex: 0, shardCount: 2 }, workflowId);
+    await assert.rejects(startShard(temporal.client, relay.taskQueue, { shardIndex: 0, shardCount: 2 }, workflowId), WorkflowExecutionAlreadyStartedError);
+
+    await eventually('layout recorded', async () => (await db.pool.query(`SELECT shard_count FROM outbox_relay_layout`)).rows[0]?.shard_count === 2);
+    const stray = await startShard(temporal.client, relay.taskQueue, { shardIndex: 0, shardCount: 3 });
+    const err = await stray.result().then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof WorkflowFailedError, `expected the stray relay to fail, got ${String(err)}`);
+    assert.ok(err.cause instanceof Error);
+    const failure = (err.cause as { cause?: unknown }).cause;
+    assert.ok(failure instanceof ApplicationFailure);
+    assert.equal(failure.type, 'RelayLayoutMismatch');
+    assert.equal(failure.nonRetryable, true);
+  });
+
+  it('stops on the stop signal even while idle, returning its counters', async () => {
+    topic = await createTestTopic(1);
+    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic));
+    const handle = await startShard(temporal.client, relay.taskQueue, { batchSize: 10 });
+    await enqueue(db.pool, { eventType: 't', payload: { n: 1 }, key: 'x' });
+    await eventually('published', async () => (await pendingCount()) === 0);
+    await eventually('idle', async () => (await handle.query<{ state: string }>('status')).state === 'idle');
+    const started = Date.now();
+    await handle.signal('stop');
+    const result = await handle.result();
+    assert.equal(result.published, 1);
+    assert.ok(Date.now() - started < 15_000, 'an idle relay stops without waiting out its 60 s wait');
+  });
+});
+
+async function createSmallMessageTopic(maxMessageBytes: number) {
+  const topic = uniqueName('test-topic-small');
+  const admin = testKafka().admin();
+  await admin.connect();
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [{ topic, numPartitions: 2, replicationFactor: 1, configEntries: [{ name: 'max.message.bytes', value: String(maxMessageBytes) }] }],
+  });
+  await admin.disconnect();
+  return {
+    topic,
+    async remove() {
+      const a = testKafka().admin();
+      await a.connect();
+      await a.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await a.disconnect();
+    },
+  };
+}
