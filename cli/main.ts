@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { ConfigError } from '../config/env';
 import { StackError } from '../infra/errors';
+import { registerInboxCommands } from './commands/inbox';
 import { registerMigrateCommand } from './commands/migrate';
 import { registerSetupCommand } from './commands/setup';
 import { registerStackCommands } from './commands/stack';
@@ -8,6 +9,7 @@ import { registerStackCommands } from './commands/stack';
 const program = new Command('outbox').description('temporal-outbox: transactional outbox and inbox for PostgreSQL and Kafka, run by Temporal');
 registerStackCommands(program);
 registerMigrateCommand(program);
+registerInboxCommands(program);
 registerSetupCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
