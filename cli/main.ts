@@ -3,12 +3,14 @@ import { ConfigError } from '../config/env';
 import { StackError } from '../infra/errors';
 import { registerInboxCommands } from './commands/inbox';
 import { registerMigrateCommand } from './commands/migrate';
+import { registerRelayCommands } from './commands/relay';
 import { registerSetupCommand } from './commands/setup';
 import { registerStackCommands } from './commands/stack';
 
 const program = new Command('outbox').description('temporal-outbox: transactional outbox and inbox for PostgreSQL and Kafka, run by Temporal');
 registerStackCommands(program);
 registerMigrateCommand(program);
+registerRelayCommands(program);
 registerInboxCommands(program);
 registerSetupCommand(program);
 

@@ -1,0 +1,134 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { RELAY_WORKFLOW_TYPE, relayWorkflowId, SEARCH_ATTRIBUTES } from '../config/constants';
+import type { SqlExecutor } from '../db/executor';
+import type { RelayShardInput } from '../workflows/relay';
+import type { RelayStatus } from '../workflows/relay-status';
+import { readLayout, setLayout } from './queries/relay-layout';
+
+// Operating the relay from outside (CLI, npm scripts, tests): start the shards idempotently,
+// stop them gracefully, change the shard count. All of it is what the Temporal CLI commands in
+// docs/relay.md do by hand.
+
+export interface RelayControlOptions {
+  client: Client;
+  db: SqlExecutor;
+  taskQueue: string;
+  batchSize: number;
+  /** Workflow id of shard i; the fixed production ids unless a test supplies its own. */
+  workflowId?: (shardIndex: number) => string;
+}
+
+export class RelayControlError extends Error {
+  override name = 'RelayControlError';
+}
+
+const SHARD_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.relayShard.name, SearchAttributeType.INT);
+
+/**
+ * Starts shards 0..N-1 that are not running; already-running shards are left alone, so this is
+ * safe to run any number of times. Refuses a shard count other than the recorded layout (that
+ * needs `reshard`, which stops the old relays first).
+ */
+export async function startRelays(opts: RelayControlOptions, shardCount: number): Promise<{ started: number[]; alreadyRunning: number[] }> {
+  const layout = await readLayout(opts.db);
+  if (layout !== undefined && layout !== shardCount) {
+    throw new RelayControlError(`the outbox is laid out for ${layout} relay shards, not ${shardCount}: run \`npm run outbox -- relay reshard --shards ${shardCount}\` to change it`);
+  }
+  const workflowId = opts.workflowId ?? relayWorkflowId;
+  const started: number[] = [];
+  const alreadyRunning: number[] = [];
+  for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
+    const input: RelayShardInput = { shardIndex, shardCount, batchSize: opts.batchSize };
+    try {
+      await opts.client.workflow.start(RELAY_WORKFLOW_TYPE, {
+        taskQueue: opts.taskQueue,
+        workflowId: workflowId(shardIndex),
+        args: [input],
+        // Visible in the UI's list (and filterable) before the first batch runs.
+        typedSearchAttributes: [{ key: SHARD_KEY, value: shardIndex }],
+      });
+      started.push(shardIndex);
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      alreadyRunning.push(shardIndex);
+    }
+  }
+  return { started, alreadyRunning };
+}
+
+/**
+ * Signals `stop` to shards 0..maxShards-1 and waits until each has closed: each finishes the
+ * batch in hand (publish and mark) first, so nothing is left half-done.
+ */
+export async function stopRelays(opts: RelayControlOptions, maxShards: number, timeoutMs = 120_000): Promise<{ stopped: number[] }> {
+  const workflowId = opts.workflowId ?? relayWorkflowId;
+  const stopped: number[] = [];
+  const deadline = Date.now() + timeoutMs;
+  for (let shardIndex = 0; shardIndex < maxShards; shardIndex++) {
+    const handle = opts.client.workflow.getHandle(workflowId(shardIndex));
+    try {
+      const { status } = await handle.describe();
+      if (status.name !== 'RUNNING') continue;
+      await handle.signal('stop');
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) continue;
+      throw err;
+    }
+    for (;;) {
+      const { status } = await handle.describe();
+      if (status.name !== 'RUNNING') break;
+      if (Date.now() > deadline) throw new RelayControlError(`relay shard ${shardIndex} did not stop within ${timeoutMs / 1000} s (is a relay worker running? is an activity stuck retrying?)`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    stopped.push(shardIndex);
+  }
+  return { stopped };
+}
+
+/**
+ * Changes the shard count safely: stop every relay of the old layout (and any stray shard up
+ * to 256), record the new count, start the new shards. Idempotent: re-running after a failure
+ * part-way converges on the same end state.
+ */
+export async function reshardRelays(opts: RelayControlOptions, shardCount: number): Promise<{ from: number | undefined; stopped: number[]; started: number[] }> {
+  const from = await readLayout(opts.db);
+  // Beyond the recorded layout too: a relay someone started by hand with another count.
+  const running = await runningShards(opts, Math.max(from ?? 0, shardCount) + 8);
+  if (from === shardCount && running.length === shardCount) return { from, stopped: [], started: [] };
+  const { stopped } = await stopRelays(opts, Math.max(from ?? 0, shardCount, ...running.map((i) => i + 1)));
+  await setLayout(opts.db, shardCount);
+  const { started } = await startRelays(opts, shardCount);
+  return { from, stopped, started };
+}
+
+/** Shard indexes below `upTo` whose workflow is running, found by their fixed ids. */
+async function runningShards(opts: RelayControlOptions, upTo: number): Promise<number[]> {
+  const workflowId = opts.workflowId ?? relayWorkflowId;
+  const running: number[] = [];
+  for (let i = 0; i < Math.min(upTo, 256); i++) {
+    try {
+      const { status } = await opts.client.workflow.getHandle(workflowId(i)).describe();
+      if (status.name === 'RUNNING') running.push(i);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
+  return running;
+}
+
+export async function relayStatuses(opts: RelayControlOptions, shardCount: number): Promise<(RelayStatus | { shardIndex: number; state: string })[]> {
+  const workflowId = opts.workflowId ?? relayWorkflowId;
+  const out: (RelayStatus | { shardIndex: number; state: string })[] = [];
+  for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
+    const handle = opts.client.workflow.getHandle(workflowId(shardIndex));
+    try {
+      const { status } = await handle.describe();
+      out.push(status.name === 'RUNNING' ? await handle.query<RelayStatus>('status') : { shardIndex, state: status.name.toLowerCase() });
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      out.push({ shardIndex, state: 'not started' });
+    }
+  }
+  return out;
+}
