@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createRetentionActivities } from '../../activities/retention';
+import type { RetentionReport } from '../../activities/retention/types';
+import { seedScene } from '../../bench/seed-scene-rows';
+import { RETENTION_WORKFLOW_TYPE } from '../../config/constants';
+import { loadConfig, PROJECT_ROOT } from '../../config/env';
+import { databaseTimeAgo } from '../../retention/database-clock';
+import { planOutboxWalk } from '../../retention/plan-outbox-walk';
+import { sweepPublishedOutbox, type SweepBatch } from '../../retention/sweep-published-outbox';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { uniqueName } from '../support/ids';
+import { testTemporalClient } from '../support/temporal';
+
+const DAY = 86_400_000;
+const SHAPE = { rows: 200_000, perDay: 50_000, pending: 50, parked: 20 };
+
+/** Every row retention must never touch, by id: pending (also old, re-queued ones) and parked. */
+async function untouchable(db: TestDatabase): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM outbox_events WHERE published_at IS NULL ORDER BY id`);
+  return rows.map((r) => r.id);
+}
+
+async function seed(db: TestDatabase) {
+  await seedScene(db.pool, SHAPE);
+  // An operator re-queued a few old rows (published_at back to NULL): pending again, and old.
+  await db.pool.query(`UPDATE outbox_events SET published_at = NULL WHERE id IN (7, 70001, 140001)`);
+  await db.pool.query('VACUUM ANALYZE outbox_events');
+}
+
+describe('retention sweep (200,000-row outbox)', function () {
+  this.timeout(180_000);
+  const config = loadConfig();
+
+  describe('run by the retention workflow on a real Temporal server', () => {
+    let db: TestDatabase;
+    let taskQueue: string;
+    before(async () => {
+      db = await createTestDatabase();
+      await seed(db);
+      taskQueue = uniqueName('retention');
+    });
+    after(async () => db?.drop());
+
+    it('deletes exactly the published rows older than the window and reports it', async () => {
+      const keep = await untouchable(db);
+      assert.equal(keep.length, SHAPE.pending + SHAPE.parked + 3);
+      await db.pool.query(`INSERT INTO inbox_processed_events (event_id, processed_at) SELECT 'old-' || g, now() - interval '20 days' FROM generate_series(1, 500) g`);
+      await db.pool.query(`INSERT INTO inbox_processed_events (event_id, processed_at) SELECT 'new-' || g, now() - interval '1 day' FROM generate_series(1, 300) g`);
+      const countRows = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events`)).rows[0].n as number;
+      const before = await countRows();
+
+      const connection = await NativeConnection.connect({ address: config.temporal.address });
+      const worker = await Worker.create({
+        connection,
+        namespace: config.temporal.namespace,
+        taskQueue,
+        workflowsPath: require.resolve('../../workflows/retention'),
+        activities: createRetentionActivities({ pool: db.pool, config }),
+      });
+      const { client, connection: clientConnection } = await testTemporalClient();
+      try {
+        const report = await worker.runUntil(
+          client.workflow.execute(RETENTION_WORKFLOW_TYPE, {
+            taskQueue,
+            workflowId: uniqueName('retention-run'),
+            args: [{ windowMs: DAY, batchSize: 5000, timeBudgetMs: 120_000, inboxHorizonMs: 15 * DAY }],
+          }),
+        ) as RetentionReport;
+
+        assert.deepEqual(await untouchable(db), keep, 'every pending and parked row is still there');
+        const { rows: left } = await db.pool.query(`SELECT
+            count(*) FILTER (WHERE published_at < $1::timestamptz)::int AS old_published,
+            count(*) FILTER (WHERE published_at IS NOT NULL)::int AS published,
+            (SELECT count(*)::int FROM inbox_processed_events WHERE event_id LIKE 'old-%') AS old_inbox,
+            (SELECT count(*)::int FROM inbox_processed_events WHERE event_id LIKE 'new-%') AS new_inbox
+          FROM outbox_events`, [report.outbox.cutoff]);
+        assert.equal(left[0].old_published, 0, 'no published row older than the window remains');
+        assert.ok(left[0].published >= SHAPE.perDay - SHAPE.pending - 200, `the last day's published rows stay (${left[0].published})`);
+        assert.equal(left[0].old_inbox, 0);
+        assert.equal(left[0].new_inbox, 300, 'inbox ids inside the horizon stay');
+
+        const deleted = before - (await countRows());
+        assert.ok(deleted > 149_000, `${deleted} rows deleted`);
+        assert.equal(report.outbox.deleted, deleted, 'the report counts exactly the rows that went');
+        assert.equal(report.inbox.deleted, 500);
+        assert.equal(report.rowsDeleted, deleted + 500);
+        assert.equal(report.stoppedBy, 'done');
+        assert.ok(report.outbox.batches >= Math.floor(deleted / 5000));
+        assert.ok(report.sizeBefore.outboxBytes > 0 && report.sizeAfter.outboxBytes > 0);
+        assert.ok(report.durationMs > 0);
+      } finally {
+        await clientConnection.close();
+        await connection.close();
+      }
+    });
+  });
+
+  describe('the batch loop itself', () => {
+    let db: TestDatabase;
+    before(async () => {
+      db = await createTestDatabase();
+      await seed(db);
+    });
+    after(async () => db?.drop());
+
+    it('keeps its speed from the first batch to the last (key ranges, not ORDER BY ... LIMIT)', async () => {
+      const cutoff = await databaseTimeAgo(db.pool, DAY);
+      const walk = await planOutboxWalk(db.pool, cutoff);
+      const batches: SweepBatch[] = [];
+      const result = await sweepPublishedOutbox(db.pool, {
+        cutoff,
+        fromId: walk.fromId!,
+        untilId: walk.untilId!,
+        batchSize: 1000,
+        deadline: Date.now() + 120_000,
+        onBatch: (_p, b) => void batches.push(b),
+      });
+      assert.equal(result.complete, true);
+      const full = batches.filter((b) => b.deleted >= 900);
+      assert.ok(full.length >= 100, `${full.length} full batches`);
+      // Time per row, as a ratio of the last quarter to the first: immune to how busy the machine is overall.
+      const perRow = full.map((b) => b.ms / b.deleted);
+      const quarter = Math.floor(perRow.length / 4);
+      const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+      const first = med(perRow.slice(0, quarter));
+      const last = med(perRow.slice(-quarter));
+      assert.ok(last < 3 * first, `last quarter ${(last * 1000).toFixed(1)} µs/row vs first ${(first * 1000).toFixed(1)} µs/row`);
+    });
+
+    it('stops at its time budget and reports where the next run resumes', async () => {
+      const cutoff = new Date();
+      const result = await sweepPublishedOutbox(db.pool, { cutoff, fromId: 1, untilId: 10_000_000, batchSize: 10, deadline: Date.now() - 1 });
+      assert.deepEqual(result, { nextId: 1, deleted: 0, batches: 0, complete: false, stoppedBy: 'time-budget' });
+    });
+  });
+
+  describe('a worker killed mid-run', () => {
+    let db: TestDatabase;
+    const workers: ChildProcess[] = [];
+    before(async () => {
+      db = await createTestDatabase();
+      await seed(db);
+    });
+    after(async () => {
+      for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+      await db?.drop();
+    });
+
+    function startWorker(taskQueue: string): ChildProcess {
+      const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers/retention.worker.ts')], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, DATABASE_URL: db.url, RETENTION_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' },
+        stdio: 'ignore',
+      });
+      workers.push(child);
+      return child;
+    }
+
+    it('resumes from the last heartbeat on another worker, and still deletes only what may go', async () => {
+      const keep = await untouchable(db);
+      const taskQueue = uniqueName('retention-crash');
+      const { client, connection } = await testTemporalClient();
+      try {
+        const first = startWorker(taskQueue);
+        const handle = await client.workflow.start(RETENTION_WORKFLOW_TYPE, {
+          taskQueue,
+          workflowId: uniqueName('retention-crash'),
+          // Small batches make the sweep long enough to be killed in the middle.
+          args: [{ windowMs: DAY, batchSize: 50, timeBudgetMs: 170_000, inboxHorizonMs: 15 * DAY }],
+        });
+        let heartbeat: { nextId: number } | undefined;
+        for (let i = 0; i < 600 && !heartbeat; i++) {
+          const d = await handle.describe();
+          const pending = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'sweepOutbox');
+          const payload = pending?.heartbeatDetails?.payloads?.[0]?.data;
+          if (payload) heartbeat = JSON.parse(Buffer.from(payload).toString()) as { nextId: number };
+          else await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.ok(heartbeat, 'the sweep heartbeated its progress');
+        first.kill('SIGKILL');
+        const { rows: mid } = await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at < now() - interval '1 day'`);
+        assert.ok(mid[0].n > 0, 'killed before the sweep finished');
+
+        startWorker(taskQueue);
+        const report = (await handle.result()) as RetentionReport;
+        assert.ok(report.outbox.attempts >= 2, `attempt ${report.outbox.attempts}`);
+        assert.ok(report.outbox.resumedFromId !== undefined && report.outbox.resumedFromId >= heartbeat.nextId, `resumed from ${report.outbox.resumedFromId}`);
+        const { rows: left } = await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at < $1::timestamptz`, [report.outbox.cutoff]);
+        assert.equal(left[0].n, 0, 'the resumed run finished the job');
+        assert.deepEqual(await untouchable(db), keep, 'pending and parked rows survived the crash and the retry');
+      } finally {
+        await connection.close();
+      }
+    });
+  });
+});
