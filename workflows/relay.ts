@@ -52,8 +52,10 @@ const publishActivity = {
 } satisfies ActivityOptions;
 
 // One UPDATE by primary key; idempotent (published_at IS NULL), so retrying is always safe.
+// A short start-to-close is what notices a worker killed mid-mark (the update takes well
+// under a second; a slow one that times out is just retried).
 const markActivity = {
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 } satisfies ActivityOptions;
 

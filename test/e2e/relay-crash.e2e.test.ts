@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import type { Client, Connection } from '@temporalio/client';
+import { HEADERS } from '../../kafka/message-format';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { uniqueName } from '../support/ids';
+import { createTestTopic } from '../support/kafka';
+import { eventually, readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
+import { testTemporalClient } from '../support/temporal';
+
+// kill -9 of a real relay worker process at the two moments that matter. The worker is
+// stopped dead at the exact point by its fault-injection hook (RELAY_FAULT_PAUSE_AT), then
+// this test kills it with SIGKILL — no cleanup, no finally blocks run, as in a real crash.
+describe('relay crash safety: kill -9 of the worker', function () {
+  this.timeout(240_000);
+  let temporal: { client: Client; connection: Connection };
+  let db: TestDatabase;
+  let topic: { topic: string; remove(): Promise<void> };
+  let workers: RelayProcess[] = [];
+
+  before(async () => {
+    temporal = await testTemporalClient();
+  });
+  after(async () => temporal?.connection.close());
+  beforeEach(async () => {
+    db = await createTestDatabase();
+    topic = await createTestTopic(3);
+  });
+  afterEach(async () => {
+    await terminateStartedShards();
+    for (const w of workers) await w.kill9();
+    workers = [];
+    await topic.remove();
+    await db.drop();
+  });
+
+  const seedTen = () =>
+    db.pool.query(
+      `INSERT INTO outbox_events (event_type, payload)
+       SELECT 'payment_confirmed', jsonb_build_object('event_id', 'crash-' || g, 'type', 'payment_confirmed', 'account_id', g, 'amount', 10)
+         FROM generate_series(1, 10) g`,
+    );
+  const unpublished = async () => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n);
+
+  it('after Kafka acked a batch but before Temporal heard of it: the batch is published twice, marked once, nothing lost', async () => {
+    const taskQueue = uniqueName('relay-crash-tq');
+    const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
+    const doomed = new RelayProcess({ ...env, RELAY_FAULT_PAUSE_AT: 'after-kafka-ack' });
+    workers.push(doomed);
+    await seedTen();
+    await startShard(temporal.client, taskQueue, { batchSize: 100 });
+
+    const at = await doomed.waitForFaultPoint();
+    assert.equal(at.ids, 10);
+    // The dangerous moment: Kafka has every message, the outbox still says "pending".
+    assert.equal((await readWholeTopic(topic.topic)).length, 10);
+    assert.equal(await unpublished(), 10);
+    await doomed.kill9();
+
+    workers.push(new RelayProcess(env));
+    // The publish activity's heartbeat timeout (10 s) notices the dead worker; the survivor
+    // re-runs the batch: re-sends it, then marks it.
+    await eventually('every row marked published', async () => (await unpublished()) === 0, 90_000);
+    const messages = await readWholeTopic(topic.topic);
+    const counts = new Map<string, number>();
+    for (const m of messages) counts.set(m.headers[HEADERS.eventId]!, (counts.get(m.headers[HEADERS.eventId]!) ?? 0) + 1);
+    assert.equal(counts.size, 10, 'nothing lost');
+    assert.deepEqual([...counts.values()], Array(10).fill(2), 'every event of the batch is on the topic twice: at-least-once');
+  });
+
+  it('after the publish activity completed but before the mark: only the mark is retried, no duplicate', async () => {
+    const taskQueue = uniqueName('relay-crash-tq');
+    const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
+    const doomed = new RelayProcess({ ...env, RELAY_FAULT_PAUSE_AT: 'before-mark' });
+    workers.push(doomed);
+    await seedTen();
+    await startShard(temporal.client, taskQueue, { batchSize: 100 });
+
+    await doomed.waitForFaultPoint();
+    assert.equal((await readWholeTopic(topic.topic)).length, 10);
+    assert.equal(await unpublished(), 10);
+    await doomed.kill9();
+
+    workers.push(new RelayProcess(env));
+    await eventually('every row marked published', async () => (await unpublished()) === 0, 90_000);
+    const ids = (await readWholeTopic(topic.topic)).map((m) => m.headers[HEADERS.eventId]);
+    assert.equal(ids.length, 10, 'the sent ids were in workflow history: the mark is retried, nothing re-sent');
+    assert.equal(new Set(ids).size, 10);
+  });
+});
