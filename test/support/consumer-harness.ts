@@ -143,3 +143,23 @@ export async function waitUntil(what: string, check: () => Promise<boolean>, tim
     await sleep(everyMs);
   }
 }
+
+/** `unique` events plus `duplicates` redeliveries of earlier ones placed after them; and the balances they must produce. */
+export function eventsWithDuplicates(prefix: string, unique: number, duplicates: number, accounts: number): { events: PaymentEvent[]; expected: Map<number, number> } {
+  const originals: PaymentEvent[] = [];
+  const expected = new Map<number, number>();
+  for (let i = 0; i < unique; i++) {
+    const account = 1 + (i % accounts);
+    const amount = 1 + ((i * 7919) % 10_000);
+    originals.push({ event_id: `${prefix}-${i}`, account_id: account, amount });
+    expected.set(account, (expected.get(account) ?? 0) + amount);
+  }
+  const events = [...originals];
+  for (let d = 0; d < duplicates; d++) {
+    // A redelivery of an earlier event, placed after it (as a relay re-publish would be).
+    const source = originals[(d * 3) % unique]!;
+    const position = Math.min(events.length, events.indexOf(source) + 1 + ((d * 37) % 500));
+    events.splice(position, 0, source);
+  }
+  return { events, expected };
+}
