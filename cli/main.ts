@@ -2,8 +2,10 @@ import { Command } from 'commander';
 import { ConfigError } from '../config/env';
 import { StackError } from '../infra/errors';
 import { registerInboxCommands } from './commands/inbox';
+import { registerDoctorCommand } from './commands/doctor';
 import { registerMigrateCommand } from './commands/migrate';
 import { registerRelayCommands } from './commands/relay';
+import { registerRetentionCommands } from './commands/retention';
 import { registerSetupCommand } from './commands/setup';
 import { registerStackCommands } from './commands/stack';
 
@@ -13,6 +15,8 @@ registerMigrateCommand(program);
 registerRelayCommands(program);
 registerInboxCommands(program);
 registerSetupCommand(program);
+registerRetentionCommands(program);
+registerDoctorCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   // Known problems print one sentence that names the fix; anything else keeps its stack trace.
