@@ -45,7 +45,9 @@ export function registerStackCommands(program: Command) {
       let started: ServiceName[] = [];
       let code: number;
       try {
+        const t0 = Date.now();
         started = await stackUp(config, say);
+        say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s${started.length ? ` (started: ${started.join(', ')})` : ' (all already running)'}`);
         code = await run(command);
       } finally {
         if (started.length && !process.env.KEEP_STACK) say(`stopping what this run started: ${(await stackDown(config, started)).join(', ')}`);

@@ -1,0 +1,45 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../config/env';
+
+export interface ChildWorker {
+  name: string;
+  process: ChildProcess;
+  logFile: string;
+}
+
+/**
+ * Starts a TypeScript entry point (a worker) as a child process with its output in a log file,
+ * so the terminal stays readable and a crash of one worker does not take the others down.
+ */
+export function startChildWorker(name: string, entry: string, logDir: string, env: NodeJS.ProcessEnv = process.env): ChildWorker {
+  fs.mkdirSync(logDir, { recursive: true });
+  const logFile = path.join(logDir, `${name}.log`);
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, entry)], {
+    cwd: PROJECT_ROOT,
+    env,
+    stdio: ['ignore', out, out],
+  });
+  fs.closeSync(out);
+  return { name, process: child, logFile };
+}
+
+/** SIGTERM (workers drain their current activity), then SIGKILL after the grace period. */
+export async function stopChildWorkers(workers: ChildWorker[], graceMs = 20_000): Promise<void> {
+  await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<void>((resolve) => {
+          if (w.process.exitCode !== null || w.process.signalCode !== null) return resolve();
+          const timer = setTimeout(() => w.process.kill('SIGKILL'), graceMs);
+          w.process.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          w.process.kill('SIGTERM');
+        }),
+    ),
+  );
+}
