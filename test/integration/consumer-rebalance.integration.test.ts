@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntil, waitUntilRunning, wireMessage, type ConsumerProcess } from '../support/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { uniqueName } from '../support/ids';
+import { createTestTopic, testKafka } from '../support/kafka';
+
+// Scaling by adding workers: processes of one group split the partitions; a third one joining
+// mid-stream triggers a rebalance, and no event is credited twice across the handover.
+describe('consumer: workers share partitions; adding a third rebalances with no double credit', () => {
+  let db: TestDatabase;
+  let topic: { topic: string; remove(): Promise<void> };
+  const processes: ConsumerProcess[] = [];
+  const accounts = 60;
+  const partitions = 6;
+  const group = uniqueName('scale-group');
+  const taskQueue = uniqueName('scale-queue');
+  const expected = new Map<number, number>();
+  let unique = 0;
+  let producing = true;
+
+  before(async () => {
+    db = await createTestDatabase();
+    topic = await createTestTopic(partitions);
+    await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [accounts]);
+  });
+  after(async () => {
+    producing = false;
+    for (const p of processes) await p.stop('SIGKILL');
+    await topic?.remove();
+    await db?.drop();
+  });
+
+  const start = () => {
+    const p = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue, partitions, extra: { CONSUMER_BATCH_SIZE: '200' } }));
+    processes.push(p);
+    return p;
+  };
+  /** The partitions a process was given at its most recent join. */
+  const latestAssignment = (p: ConsumerProcess): number[] => {
+    const joins = p.logs.filter((l) => l.msg === 'joined consumer group');
+    const last = joins[joins.length - 1]?.assignment as Record<string, number[]> | undefined;
+    return last?.[topic.topic] ?? [];
+  };
+  const creditedAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'chunk credited' && (l.time as number) >= since && (l.applied as number) > 0);
+
+  /** A steady stream with 10% redeliveries, until told to stop. */
+  async function produceStream() {
+    const producer = testKafka().producer();
+    await producer.connect();
+    const sent: { event_id: string; account_id: number; amount: number }[] = [];
+    while (producing) {
+      const messages = [];
+      for (let i = 0; i < 100; i++) {
+        const isRepeat = sent.length > 0 && i % 10 === 9;
+        const e = isRepeat ? sent[(sent.length * 7) % sent.length]! : { event_id: `scale-${unique}`, account_id: 1 + (unique % accounts), amount: 1 + (unique % 997) };
+        if (!isRepeat) {
+          unique++;
+          sent.push(e);
+          expected.set(e.account_id, (expected.get(e.account_id) ?? 0) + e.amount);
+        }
+        messages.push(wireMessage(e, unique));
+      }
+      await producer.send({ topic: topic.topic, messages });
+      await sleep(100);
+    }
+    await producer.disconnect();
+  }
+
+  it('two workers split six partitions, a third takes its share, balances stay exact', async () => {
+    const a = start();
+    const b = start();
+    await Promise.all([waitUntilRunning(a), waitUntilRunning(b)]);
+    const stream = produceStream();
+
+    await waitUntil('A and B to split the partitions between them', async () => {
+      const [pa, pb] = [latestAssignment(a), latestAssignment(b)];
+      return pa.length > 0 && pb.length > 0 && pa.length + pb.length === partitions && pa.every((x) => !pb.includes(x));
+    });
+    const splitAt = Date.now();
+    await waitUntil('both A and B to credit their partitions', async () => creditedAfter(a, splitAt) && creditedAfter(b, splitAt));
+
+    const c = start();
+    await waitUntilRunning(c);
+    await waitUntil('the group to rebalance over three workers', async () => {
+      const all = [a, b, c].map(latestAssignment);
+      return all.every((x) => x.length === 2) && new Set(all.flat()).size === partitions;
+    });
+    const rebalancedAt = Date.now();
+    await waitUntil('all three to credit after the rebalance', async () => [a, b, c].every((p) => creditedAfter(p, rebalancedAt)));
+
+    producing = false;
+    await stream;
+    await waitUntil('the group to consume everything', () => groupCaughtUp(testKafka(), group, topic.topic));
+
+    const { rows } = await db.pool.query<{ account_id: string; balance: string }>('SELECT account_id, balance FROM accounts ORDER BY account_id');
+    for (const row of rows) assert.equal(Number(row.balance), expected.get(Number(row.account_id)) ?? 0, `account ${row.account_id}`);
+    const inbox = await db.pool.query('SELECT count(*)::int AS n FROM inbox_processed_events');
+    assert.equal(inbox.rows[0].n, unique);
+    assert.ok(unique > 1_000, `a real stream went through (${unique} unique events)`);
+  });
+});
