@@ -94,10 +94,23 @@ export class RelayProcess {
   constructor(env: Record<string, string>) {
     this.child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')], {
       cwd: PROJECT_ROOT,
-      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
+    this.child.stdout!.on('data', (d: Buffer) => {
+      if (!this.running && d.toString().includes('relay worker running')) this.running = true;
+    });
+  }
+  private running = false;
+  /** Resolves once the worker has bundled its workflows and polls its task queue. */
+  async waitUntilRunning(timeoutMs = 90_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.running) {
+      if (this.child.exitCode !== null) throw new Error(`relay worker exited (${this.child.exitCode}):\n${this.stderr}`);
+      if (Date.now() > deadline) throw new Error(`relay worker not running after ${timeoutMs} ms:\n${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
   /** Resolves with the fault point's JSON detail once the worker reports reaching it. */
   async waitForFaultPoint(timeoutMs = 60_000): Promise<Record<string, unknown>> {

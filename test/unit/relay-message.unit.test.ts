@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { isRecordRejection } from '../../activities/relay/send-errors';
+import { HEADERS } from '../../kafka/message-format';
+import { toKafkaMessage } from '../../outbox/kafka-message';
+import type { PendingRow } from '../../outbox/queries/read-pending-rows';
+
+const row = (over: Partial<PendingRow> = {}): PendingRow => ({
+  id: 7,
+  eventType: 'payment_confirmed',
+  messageKey: '42',
+  headers: {},
+  createdAt: new Date('2026-01-02T03:04:05.678Z'),
+  attempts: 0,
+  payloadKind: 'object',
+  eventId: 'evt-1',
+  value: '{"amount": 5, "event_id": "evt-1"}',
+  ...over,
+});
+
+describe('relay message building (unit)', () => {
+  it('builds the contract message: key, value unchanged, four headers that win over producer headers', () => {
+    const check = toKafkaMessage(row({ headers: { traceparent: 'x', [HEADERS.eventId]: 'spoofed' } }), 1_000_000);
+    assert.ok(check.ok);
+    assert.deepEqual(check.message, {
+      key: '42',
+      value: '{"amount": 5, "event_id": "evt-1"}',
+      headers: { traceparent: 'x', 'event-id': 'evt-1', 'event-type': 'payment_confirmed', 'created-at': '2026-01-02T03:04:05.678Z', 'outbox-id': '7' },
+    });
+  });
+
+  it('names what is wrong with a row that can never be published', () => {
+    assert.deepEqual(toKafkaMessage(row({ payloadKind: 'array' }), 1e6), { ok: false, reason: 'payload must be a JSON object, got array' });
+    assert.deepEqual(toKafkaMessage(row({ eventId: null }), 1e6), { ok: false, reason: 'payload.event_id must be a non-empty string' });
+    const big = toKafkaMessage(row({ value: 'x'.repeat(2000) }), 1000);
+    assert.equal(big.ok, false);
+    assert.match((big as { reason: string }).reason, /exceeds the 1000-byte Kafka limit/);
+  });
+
+  it('falls back to the event id as key', () => {
+    const check = toKafkaMessage(row({ messageKey: null }), 1e6);
+    assert.ok(check.ok && check.message.key === 'evt-1');
+  });
+
+  it('tells a broker refusal of the records from a transient failure', () => {
+    const tooLarge = Object.assign(new Error('too large'), { name: 'KafkaJSProtocolError', type: 'MESSAGE_TOO_LARGE', retriable: false });
+    assert.equal(isRecordRejection(Object.assign(new Error('wrapped'), { name: 'KafkaJSNonRetriableError', cause: tooLarge })), true);
+    const leader = Object.assign(new Error('leader'), { name: 'KafkaJSProtocolError', retriable: true });
+    assert.equal(isRecordRejection(Object.assign(new Error('gave up'), { name: 'KafkaJSNumberOfRetriesExceeded', cause: leader })), false);
+    assert.equal(isRecordRejection(Object.assign(new Error('refused'), { name: 'KafkaJSConnectionError' })), false);
+  });
+});
