@@ -31,12 +31,13 @@ const program = new Command('seed-scene')
   .option('--pending <n>', 'rows still pending', (v) => Number(v), 50)
   .option('--parked <n>', 'rows parked long ago (must survive retention)', (v) => Number(v), 5)
   .option('--batch-size <n>', 'retention ids per batch', (v) => Number(v), 10_000)
+  .option('--pause-ms <n>', 'rest between retention batches, leaving room for the relay', (v) => Number(v), 0)
   .option('--poll-every-ms <n>', 'pause between timed relay polls during the cleanup', (v) => Number(v), 10)
   .option('--keep-index', 'seed with the partial index in place (skip the missing-index part)')
   .option('--database <name>', 'database to (re)create for the scene', 'outbox_scene')
   .parse();
 
-const opts = program.opts<{ rows: number; perDay: number; pending: number; parked: number; batchSize: number; pollEveryMs: number; keepIndex?: boolean; database: string }>();
+const opts = program.opts<{ rows: number; perDay: number; pending: number; parked: number; batchSize: number; pauseMs: number; pollEveryMs: number; keepIndex?: boolean; database: string }>();
 const SCENE_SCHEDULE_ID = 'outbox-retention-scene';
 
 function step(title: string) {
@@ -77,7 +78,7 @@ async function recreateDatabase(baseUrl: string, name: string) {
 
 async function seed(pool: Pool, shape: SceneShape): Promise<{ ms: number }> {
   const client = await pool.connect();
-  const bar = new SingleBar({ format: 'seeding  [{bar}] {percentage}% | {value}/{total} rows | {rate} rows/s | ETA {eta_formatted}', hideCursor: true }, Presets.shades_classic);
+  const bar = new SingleBar({ noTTYOutput: true, notTTYSchedule: 10_000, format: 'seeding  [{bar}] {percentage}% | {value}/{total} rows | {rate} rows/s | ETA {eta_formatted}', hideCursor: true }, Presets.shades_classic);
   const t0 = performance.now();
   try {
     // A crash would only lose seed rows; not waiting for each chunk's WAL flush is worth it.
@@ -123,14 +124,14 @@ function pollLoop(pool: Pool, config: Config, everyMs: number, t0: number) {
   return { samples, stop: async () => ((running = false), done) };
 }
 
-async function clearBacklog(pool: Pool, config: Config, batchSize: number, pollEveryMs: number) {
+async function clearBacklog(pool: Pool, config: Config, batchSize: number, pauseMs: number, pollEveryMs: number) {
   const cutoff = await databaseTimeAgo(pool, config.retention.windowMs);
   const walk = await planOutboxWalk(pool, cutoff);
   const batches: (SweepBatch & { atMs: number })[] = [];
   const t0 = performance.now();
   const poll = pollLoop(pool, config, pollEveryMs, t0);
   const total = Math.max(1, (walk.untilId ?? 0) - (walk.fromId ?? 0));
-  const bar = new SingleBar({ format: 'deleting [{bar}] {percentage}% | {deleted} rows | {rate} rows/s | poll p99 {p99} ms | ETA {eta_formatted}', hideCursor: true }, Presets.shades_classic);
+  const bar = new SingleBar({ noTTYOutput: true, notTTYSchedule: 5_000, format: 'deleting [{bar}] {percentage}% | {deleted} rows | {rate} rows/s | poll p99 {p99} ms | ETA {eta_formatted}', hideCursor: true }, Presets.shades_classic);
   bar.start(total, 0, { deleted: 0, rate: 0, p99: '-' });
   const result = walk.fromId === undefined || walk.untilId === undefined
     ? { deleted: 0, batches: 0, complete: true }
@@ -139,6 +140,7 @@ async function clearBacklog(pool: Pool, config: Config, batchSize: number, pollE
         fromId: walk.fromId,
         untilId: walk.untilId,
         batchSize,
+        pauseMs,
         deadline: Number.MAX_SAFE_INTEGER,
         onBatch: (progress, batch) => {
           batches.push({ ...batch, atMs: performance.now() - t0 - batch.ms });
@@ -153,6 +155,15 @@ async function clearBacklog(pool: Pool, config: Config, batchSize: number, pollE
   bar.stop();
   await poll.stop();
   return { cutoff, walk, result, ms, batches, polls: poll.samples };
+}
+
+async function withTemporal(config: Config, work: (client: Client) => Promise<unknown>) {
+  const connection = await Connection.connect({ address: config.temporal.address });
+  try {
+    await work(new Client({ connection, namespace: config.temporal.namespace }));
+  } finally {
+    await connection.close();
+  }
 }
 
 function doctorSummary(report: DoctorReport) {
@@ -171,6 +182,7 @@ async function main() {
   console.log(`scene: ${shape.rows.toLocaleString()} rows (${(shape.rows / shape.perDay).toFixed(0)} days × ${shape.perDay.toLocaleString()}/day), ${shape.pending} pending, ${shape.parked} parked, in database ${opts.database}`);
 
   step(`1. building the never-cleaned outbox`);
+  await withTemporal(config, (client) => client.schedule.getHandle(SCENE_SCHEDULE_ID).delete().catch(() => undefined));
   await recreateDatabase(base.database.url, opts.database);
   await migrate(url);
   const pool = createPool(url, { max: 4, application_name: 'scene' });
@@ -187,7 +199,7 @@ async function main() {
 
     step("3. the doctor's fixes: the partial index, then retention");
     const index = opts.keepIndex ? undefined : await timed('CREATE INDEX CONCURRENTLY outbox_events_pending_idx', () => pool.query(CREATE_PENDING_INDEX_SQL));
-    const cleanup = await clearBacklog(pool, config, opts.batchSize, opts.pollEveryMs);
+    const cleanup = await clearBacklog(pool, config, opts.batchSize, opts.pauseMs, opts.pollEveryMs);
     const rate = cleanup.result.deleted / (cleanup.ms / 1000);
     const pollMs = cleanup.polls.map((p) => p.ms).sort((a, b) => a - b);
     const batchMs = cleanup.batches.filter((b) => b.deleted > 0).map((b) => b.ms);
@@ -201,14 +213,10 @@ async function main() {
     await pool.query(`INSERT INTO outbox_events (event_type, payload) SELECT 'payment_confirmed', jsonb_build_object('event_id', 'fresh-' || g, 'type', 'payment_confirmed', 'account_id', g, 'amount', 100) FROM generate_series(1, $1::int) g`, [shape.pending]);
 
     // The last fix the doctor named: the schedule. Paused here, as no worker serves this database.
-    const connection = await Connection.connect({ address: config.temporal.address });
-    try {
-      const client = new Client({ connection, namespace: config.temporal.namespace });
+    await withTemporal(config, async (client) => {
       await ensureRetentionSchedule(client, config);
       await client.schedule.getHandle(SCENE_SCHEDULE_ID).pause('scene: no worker serves outbox_scene');
-    } finally {
-      await connection.close();
-    }
+    });
 
     step('4. doctor after the cleanup');
     const after = await runDoctor(config);
@@ -216,11 +224,11 @@ async function main() {
     const afterPoll = after.checks.find((c) => c.check === 'poll-plan')?.facts.find((f) => f.label.startsWith('execution time'))?.value;
     const beforePoll = before.checks.find((c) => c.check === 'poll-plan')?.facts.find((f) => f.label.startsWith('execution time'))?.value;
 
-    const name = shape.rows === 12_000_000 ? 'retention-scene' : `retention-scene-${shape.rows}`;
+    const name = `retention-scene${shape.rows === 12_000_000 ? '' : `-${shape.rows}`}${opts.pauseMs ? `-pause${opts.pauseMs}` : ''}`;
     const files = await saveBenchmark({
       name,
       command: `npm run scene:seed -- ${process.argv.slice(2).join(' ')}`.trim(),
-      settings: { ...shape, batchSize: opts.batchSize, windowMs: config.retention.windowMs, pollEveryMs: opts.pollEveryMs, relayShards: config.relay.shards, relayBatchSize: config.relay.batchSize, droppedIndexFirst: !opts.keepIndex },
+      settings: { ...shape, batchSize: opts.batchSize, pauseMs: opts.pauseMs, windowMs: config.retention.windowMs, pollEveryMs: opts.pollEveryMs, relayShards: config.relay.shards, relayBatchSize: config.relay.batchSize, droppedIndexFirst: !opts.keepIndex },
       results: {
         seed: { ms: Math.round(seeded.ms), rowsPerSecond: Math.round(shape.rows / (seeded.ms / 1000)), vacuumMs: Math.round(vacuum1.ms) },
         doctorBefore: doctorSummary(before),

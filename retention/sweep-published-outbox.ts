@@ -13,6 +13,11 @@ export interface SweepInput {
   batchSize: number;
   /** Epoch ms after which no new batch starts. */
   deadline: number;
+  /**
+   * Rest between batches, leaving CPU and I/O to the relay's poll on a small machine; 0 (the
+   * default) deletes flat out.
+   */
+  pauseMs?: number;
   /** Called after every batch (the activity heartbeats from here). Returning true stops the sweep. */
   onBatch?: (progress: SweepProgress, batch: SweepBatch) => boolean | void | Promise<boolean | void>;
 }
@@ -68,6 +73,7 @@ export async function sweepPublishedOutbox(pool: Pool, input: SweepInput, start:
     if ((await input.onBatch?.({ ...progress }, { fromId, toId, deleted, ms })) === true) {
       return { ...progress, complete: false, stoppedBy: 'cancelled' };
     }
+    if (input.pauseMs) await new Promise((resolve) => setTimeout(resolve, input.pauseMs));
   }
   return { ...progress, complete: true, stoppedBy: 'done' };
 }
