@@ -199,6 +199,13 @@ async function main() {
 
     step("3. the doctor's fixes: the partial index, then retention");
     const index = opts.keepIndex ? undefined : await timed('CREATE INDEX CONCURRENTLY outbox_events_pending_idx', () => pool.query(CREATE_PENDING_INDEX_SQL));
+    // The control: the same poll loop for a few seconds with no retention running, so the poll
+    // figures during the cleanup can be told apart from what the machine does anyway.
+    const baselineLoop = pollLoop(pool, config, opts.pollEveryMs, performance.now());
+    await new Promise((r) => setTimeout(r, 5_000));
+    await baselineLoop.stop();
+    const baseline = baselineLoop.samples.map((p) => p.ms).sort((a, b) => a - b);
+    console.log(`relay poll with no cleanup running (5 s): ${baseline.length} polls, p50 ${percentile(baseline, 50).toFixed(3)} ms, p99 ${percentile(baseline, 99).toFixed(3)} ms`);
     const cleanup = await clearBacklog(pool, config, opts.batchSize, opts.pauseMs, opts.pollEveryMs);
     const rate = cleanup.result.deleted / (cleanup.ms / 1000);
     const pollMs = cleanup.polls.map((p) => p.ms).sort((a, b) => a - b);
@@ -234,6 +241,7 @@ async function main() {
         doctorBefore: doctorSummary(before),
         pollBeforeMs: beforePoll,
         createIndexMs: index ? Math.round(index.ms) : null,
+        pollWithoutCleanup: { polls: baseline.length, pollMsP50: percentile(baseline, 50), pollMsP99: percentile(baseline, 99) },
         cleanup: {
           deleted: cleanup.result.deleted,
           ms: Math.round(cleanup.ms),
