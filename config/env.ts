@@ -38,6 +38,8 @@ const schema = z.object({
   /** Events per applyCreditsWorkflow; bounded so one workflow input stays far below Temporal's 2 MB payload limit. */
   CONSUMER_BATCH_SIZE: positiveInt.max(5000).default(2000),
   CONSUMER_MAX_CREDIT_AMOUNT: positiveInt.max(Number.MAX_SAFE_INTEGER).default(100_000_000_000),
+  /** Credit workflows one consumer process runs at once; more only start when a full batch waits. */
+  CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(3),
   CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
   CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
   CONSUMER_DEAD_LETTER: z.enum(['true', 'false']).default('true'),
@@ -109,6 +111,7 @@ export interface Config {
     taskQueue?: string;
     batchSize: number;
     maxCreditAmount: number;
+    maxInFlight: number;
     sessionTimeoutMs: number;
     rebalanceTimeoutMs: number;
     deadLetter: boolean;
@@ -191,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.CONSUMER_TASK_QUEUE,
       batchSize: e.CONSUMER_BATCH_SIZE,
       maxCreditAmount: e.CONSUMER_MAX_CREDIT_AMOUNT,
+      maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
       sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,
       rebalanceTimeoutMs: e.CONSUMER_REBALANCE_TIMEOUT_MS,
       deadLetter: e.CONSUMER_DEAD_LETTER === 'true',

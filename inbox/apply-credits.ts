@@ -9,11 +9,12 @@ export interface CreditBatch {
   /** Inbox identity (not the Kafka group: a replay by another group must still dedupe). */
   consumer: string;
   topic: string;
-  partition: number;
   /** Columnar, index-aligned; account ids, amounts and offsets are decimal strings (bigint). */
   eventIds: string[];
   accountIds: string[];
   amounts: string[];
+  /** Where each event sits on the topic (a batch may span partitions); used to park unknown accounts. */
+  partitions: number[];
   offsets: string[];
 }
 
@@ -36,9 +37,9 @@ export const UNKNOWN_ACCOUNT_REASON = 'unknown account';
 // their key locks in the same order and wait for each other instead of deadlocking.
 export const APPLY_CREDITS_SQL = `
 WITH input AS (
-  SELECT DISTINCT ON (event_id) event_id, account_id, amount, kafka_offset
-  FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[]) WITH ORDINALITY
-       AS t(event_id, account_id, amount, kafka_offset, ord)
+  SELECT DISTINCT ON (event_id) event_id, account_id, amount, kafka_partition, kafka_offset
+  FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::int[], $6::bigint[]) WITH ORDINALITY
+       AS t(event_id, account_id, amount, kafka_partition, kafka_offset, ord)
   ORDER BY event_id, ord
 ),
 known AS (
@@ -62,7 +63,7 @@ credited AS (
 ),
 parked AS (
   INSERT INTO inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, raw_value)
-  SELECT $1, $6, $7, i.kafka_offset, i.event_id, '${UNKNOWN_ACCOUNT_REASON}',
+  SELECT $1, $7, i.kafka_partition, i.kafka_offset, i.event_id, '${UNKNOWN_ACCOUNT_REASON}',
          json_build_object('event_id', i.event_id, 'type', 'payment_confirmed',
                            'account_id', i.account_id, 'amount', i.amount)::text
   FROM input i
@@ -81,9 +82,9 @@ export async function applyCredits(db: SqlExecutor, batch: CreditBatch): Promise
     batch.eventIds,
     batch.accountIds,
     batch.amounts,
+    batch.partitions,
     batch.offsets,
     batch.topic,
-    batch.partition,
   ]);
   const row = rows[0]!;
   return {

@@ -3,38 +3,56 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type Client } from '@t
 import type { EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { Logger } from '../config/logger';
-import type { CreditBatch, CreditBatchResult } from './apply-credits';
-import { creditWorkflowId } from './credit-workflow-id';
+import type { RunCreditWorkflow } from './credit-coalescer';
+import { CreditCoalescer, type ChunkCredits } from './credit-coalescer';
 import { parkEvents, type ParkedMessage } from './park-events';
 import { validateCreditEvent } from './validate-credit-event';
 
 export interface BatchHandlerDeps {
-  client: Client;
   pool: Pool;
+  coalescer: CreditCoalescer;
   /** Set when invalid messages are also copied to the dead-letter topic. */
   deadLetter?: { producer: Producer; topic: string };
   logger: Logger;
-  group: string;
   inboxName: string;
-  taskQueue: string;
   batchSize: number;
   maxCreditAmount: number;
 }
 
-export interface ChunkOutcome extends CreditBatchResult {
+export interface ChunkOutcome {
   partition: number;
   firstOffset: string;
   lastOffset: string;
+  valid: number;
   parked: number;
+  workflowId?: string;
 }
 
 const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
 
+/** Starts applyCreditsWorkflow and waits for its result. */
+export function creditWorkflowRunner(client: Client, taskQueue: string): RunCreditWorkflow {
+  return (workflowId, batch) =>
+    client.workflow.execute('applyCreditsWorkflow', {
+      taskQueue,
+      workflowId,
+      // A closed run with this id (an earlier delivery of the same chunks) may run again: the
+      // inbox turns it into a no-op. A still-running one (its consumer died waiting) is joined
+      // instead of failing with "already started".
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      // The first workflow task comes back in the start response, to this process's worker.
+      requestEagerStart: true,
+      args: [batch],
+    });
+}
+
 /**
  * kafkajs eachBatch handler. Per chunk of one partition: validate; park the invalid; hand the
- * valid to one applyCreditsWorkflow and wait for its result; only then resolve and commit the
- * chunk's offsets. The effect is durable in PostgreSQL before Kafka forgets the messages, so a
- * crash anywhere re-delivers (harmless: the inbox drops repeats) and never loses.
+ * valid to the coalescer (an applyCreditsWorkflow shared with other partitions' chunks) and
+ * wait until they are credited; only then resolve and commit the chunk's offsets. The effect is
+ * durable in PostgreSQL before Kafka forgets the messages, so a crash anywhere re-delivers
+ * (harmless: the inbox drops repeats) and never loses.
  */
 export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: ChunkOutcome) => void) {
   return async function eachBatch(payload: EachBatchPayload): Promise<void> {
@@ -65,7 +83,7 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
 async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[]): Promise<ChunkOutcome> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
-  const credits: CreditBatch = { consumer: deps.inboxName, topic, partition, eventIds: [], accountIds: [], amounts: [], offsets: [] };
+  const credits: ChunkCredits = { partition, firstOffset, lastOffset, eventIds: [], accountIds: [], amounts: [], offsets: [] };
   const invalid: ParkedMessage[] = [];
   for (const message of chunk) {
     const result = validateCreditEvent(message, { maxCreditAmount: deps.maxCreditAmount });
@@ -79,27 +97,15 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     }
   }
 
-  let parked = 0;
   if (invalid.length > 0) {
-    parked = await parkEvents(deps.pool, { consumer: deps.inboxName, topic, partition }, invalid);
+    await parkEvents(deps.pool, { consumer: deps.inboxName, topic, partition }, invalid);
     if (deps.deadLetter) await sendToDeadLetter(deps.deadLetter, topic, partition, chunk, invalid);
     deps.logger.warn({ partition, parked: invalid.length, reasons: [...new Set(invalid.map((i) => i.reason))].slice(0, 5) }, 'parked invalid events');
   }
 
-  let result: CreditBatchResult = { applied: 0, duplicates: 0, unknownAccounts: 0, accountsCredited: 0 };
-  if (credits.eventIds.length > 0) {
-    result = await deps.client.workflow.execute('applyCreditsWorkflow', {
-      taskQueue: deps.taskQueue,
-      workflowId: creditWorkflowId({ group: deps.group, topic, partition, firstOffset, lastOffset }),
-      // A closed run with this id (an earlier delivery of the same chunk) may run again: the
-      // inbox turns it into a no-op. A still-running one (its consumer died waiting) is joined
-      // instead of failing with "already started".
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      args: [credits],
-    });
-  }
-  return { ...result, partition, firstOffset, lastOffset, parked: parked + result.unknownAccounts };
+  let workflowId: string | undefined;
+  if (credits.eventIds.length > 0) workflowId = (await deps.coalescer.submit(credits)).workflowId;
+  return { partition, firstOffset, lastOffset, valid: credits.eventIds.length, parked: invalid.length, workflowId };
 }
 
 async function sendToDeadLetter(dl: { producer: Producer; topic: string }, topic: string, partition: number, chunk: KafkaMessage[], invalid: ParkedMessage[]) {

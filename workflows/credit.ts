@@ -1,4 +1,4 @@
-import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { ApplyCreditInput, ApplyCreditResult, CreditBatch, CreditBatchResult, InboxActivities } from '../activities/inbox';
 
 // One workflow per Kafka chunk (up to CONSUMER_BATCH_SIZE events of one partition). Only ids,
@@ -21,7 +21,20 @@ const creditActivity: ActivityOptions = {
   },
 };
 
-const { applyCredits, applyCredit } = proxyActivities<InboxActivities>(creditActivity);
+/**
+ * The batch credit runs as a local activity: it executes inside the workflow task on the worker
+ * that holds it, so a chunk costs one workflow task instead of workflow task + activity task +
+ * workflow task. On the dev server (one history shard, one SQLite connection) that round trip is
+ * most of a chunk's latency. Same retry policy; a worker dying mid-activity makes the workflow
+ * task time out and another worker re-runs it, which the inbox makes harmless.
+ */
+const creditLocalActivity: LocalActivityOptions = {
+  startToCloseTimeout: creditActivity.startToCloseTimeout,
+  retry: creditActivity.retry,
+};
+
+const { applyCredit } = proxyActivities<InboxActivities>(creditActivity);
+const { applyCredits } = proxyLocalActivities<InboxActivities>(creditLocalActivity);
 
 export async function applyCreditsWorkflow(batch: CreditBatch): Promise<CreditBatchResult> {
   return applyCredits(batch);

@@ -23,11 +23,11 @@ export function createInboxActivities({ pool }: { pool: Pool; config?: Config })
   return {
     async applyCredits(batch: CreditBatch): Promise<CreditBatchResult> {
       const n = batch.eventIds.length;
-      if (batch.accountIds.length !== n || batch.amounts.length !== n || batch.offsets.length !== n) {
+      if (batch.accountIds.length !== n || batch.amounts.length !== n || batch.partitions.length !== n || batch.offsets.length !== n) {
         throw ApplicationFailure.create({
           type: INVALID_CREDIT_BATCH,
           nonRetryable: true,
-          message: `credit batch columns differ in length (${n} ids, ${batch.accountIds.length} accounts, ${batch.amounts.length} amounts, ${batch.offsets.length} offsets)`,
+          message: `credit batch columns differ in length (${n} ids, ${batch.accountIds.length} accounts, ${batch.amounts.length} amounts, ${batch.partitions.length} partitions, ${batch.offsets.length} offsets)`,
         });
       }
       return applyCredits(pool, batch);

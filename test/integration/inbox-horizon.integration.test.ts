@@ -41,7 +41,7 @@ describe('inbox retention horizon', () => {
 
       await db.pool.query('INSERT INTO accounts (account_id) VALUES (1)');
       const redelivered = await applyCredits(db.pool, {
-        consumer: 'payments-credit', topic: 't', partition: 0, eventIds: ['new-1', 'old-1'], accountIds: ['1', '1'], amounts: ['10', '20'], offsets: ['0', '1'],
+        consumer: 'payments-credit', topic: 't', eventIds: ['new-1', 'old-1'], accountIds: ['1', '1'], amounts: ['10', '20'], partitions: [0, 0], offsets: ['0', '1'],
       });
       assert.deepEqual(redelivered, { applied: 1, duplicates: 1, unknownAccounts: 0, accountsCredited: 1 }, 'a kept id still dedupes; a pruned one is new again (why the horizon must outlive redelivery)');
 
