@@ -168,7 +168,7 @@ async function main() {
       ],
     };
     const files = await saveBenchmark({
-      name: 'consumer',
+      name: process.env.BENCH_NAME ?? 'consumer',
       command: 'npm run bench:consumer',
       settings: { events: EVENTS, workers: WORKERS, partitions: PARTITIONS, accounts: ACCOUNTS, consumerBatchSize: Number(BATCH), offeredRate: RATE, seconds: SECONDS, note: 'shared 2-core machine; other sessions may be running tests at the same time' },
       results: { throughput: tp.result, latency: lat.result },
