@@ -71,7 +71,7 @@ async function throughput(db: TestDatabase) {
     credited: n,
     creditsPerSecond: Math.round(n / (Math.max(spanMs, 1) / 1000)),
     firstToLastCreditMs: Math.round(spanMs),
-    wallMsIncludingGroupJoin: Math.round(wallMs),
+    wallMsAfterWorkersReady: Math.round(wallMs),
     workflows: chunks.length,
     eventsPerWorkflow: Math.round(n / Math.max(1, chunks.length)),
     workflowRoundTripMs: { p50: percentile(workflowMs, 50), p99: percentile(workflowMs, 99), max: workflowMs[workflowMs.length - 1] },
