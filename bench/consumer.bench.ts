@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TopLevelSpec } from 'vega-lite';
 import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntil, waitUntilRunning, wireMessage, type ConsumerProcess } from '../test/support/consumer-harness';
@@ -33,6 +34,16 @@ async function startWorkers(db: TestDatabase, topic: string, group: string, n: n
   return workers;
 }
 
+/** Resident memory of one worker process (Linux), in MiB. */
+function rssMiB(pid: number | undefined): number {
+  try {
+    const kb = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Math.round(Number(kb) / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 async function throughput(db: TestDatabase) {
   const { topic, remove } = await createTestTopic(PARTITIONS);
   const kafka = testKafka();
@@ -50,7 +61,10 @@ async function throughput(db: TestDatabase) {
   const group = uniqueName('bench-tp');
   const workers = await startWorkers(db, topic, group, WORKERS);
   const wallStart = performance.now();
+  let maxRssMiB = 0;
+  const sampler = setInterval(() => (maxRssMiB = Math.max(maxRssMiB, ...workers.map((w) => rssMiB(w.proc.pid)))), 250);
   await waitUntil('all events credited', () => groupCaughtUp(kafka, group, topic), 600_000, 500);
+  clearInterval(sampler);
   const wallMs = performance.now() - wallStart;
   const { rows } = await db.pool.query<{ n: number; span_ms: number }>(
     `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span_ms FROM inbox_processed_events WHERE event_id LIKE 'tp-%'`,
@@ -75,6 +89,7 @@ async function throughput(db: TestDatabase) {
     workflows: chunks.length,
     eventsPerWorkflow: Math.round(n / Math.max(1, chunks.length)),
     workflowRoundTripMs: { p50: percentile(workflowMs, 50), p99: percentile(workflowMs, 99), max: workflowMs[workflowMs.length - 1] },
+    maxWorkerRssMiB: maxRssMiB,
   };
   console.log('throughput', result);
   return { result, timeline };
