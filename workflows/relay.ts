@@ -1,5 +1,6 @@
 import {
   type ActivityOptions,
+  type LocalActivityOptions,
   ActivityCancellationType,
   CancellationScope,
   continueAsNew,
@@ -7,6 +8,7 @@ import {
   defineSignal,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -26,14 +28,64 @@ export interface RelayShardInput {
   maxBatchesPerRun?: number;
   /** How long one idle wait may last before the loop comes round (default 60 s). */
   idleWaitMs?: number;
+  /**
+   * How fetch, publish and mark run. 'local' (the default, and the fast one): as local
+   * activities in the worker that runs this workflow, with no task-queue round trip per call.
+   * 'remote': as ordinary activities dispatched through the task queue (the original design,
+   * kept so the benchmark can compare the two side by side). See docs/relay.md.
+   */
+  activityMode?: RelayActivityMode;
   /** Carried across continue-as-new; callers leave it out. */
   counters?: RelayCounters;
 }
+
+export type RelayActivityMode = 'local' | 'remote';
 
 export const statusQuery = defineQuery<RelayStatus>('status');
 /** Finish the current batch, then complete: the first step of a reshard or a clean shutdown. */
 export const stopSignal = defineSignal('stop');
 
+// ── Local mode (default) ──────────────────────────────────────────────────────────────────
+// Fetch, publish and mark run inside the worker that runs this workflow: no task-queue dispatch
+// and no workflow task per call; each result is recorded as one marker event when the workflow
+// task completes. What that means for a crash: a worker killed before its workflow task
+// completed loses the markers since the last completion, and the next worker re-runs those
+// calls on replay. Fetch re-reads whatever is pending now, publish re-sends (at-least-once,
+// exactly the crash gap the inbox absorbs) and mark is idempotent — no guarantee changes, only
+// *which* crash moments produce a duplicate (docs/relay.md, "Guarantees").
+//
+// Timeouts: a local activity may outlive the workflow task timeout (10 s): the worker
+// heartbeats the task while it runs. Retries whose backoff stays under localRetryThreshold are
+// slept inside the worker; longer ones become a durable workflow timer, so a long PostgreSQL
+// or Kafka outage does not hold a workflow task open. Every policy retries forever, as below.
+
+// Reads only (layout check, poll, sometimes a capped count): well under a second. PostgreSQL
+// down must not end a perpetual relay; a layout mismatch is an operator error, not retried.
+const localFetchActivity = {
+  startToCloseTimeout: '10 seconds',
+  localRetryThreshold: '5 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['RelayLayoutMismatch'] },
+} satisfies LocalActivityOptions;
+
+// One producer.send of up to a few thousand rows (kafkajs retries a send itself for ~30 s
+// before failing). Local activities cannot heartbeat; a killed worker is detected by its
+// workflow task timing out (10 s) instead, after which another worker replays and re-sends.
+// The generous start-to-close only bounds a send that hangs; a timed-out attempt is retried.
+const localPublishActivity = {
+  startToCloseTimeout: '2 minutes',
+  localRetryThreshold: '5 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+} satisfies LocalActivityOptions;
+
+// One UPDATE by primary key, idempotent (published_at IS NULL): retrying, or re-running it on
+// replay after a crash, is always safe.
+const localMarkActivity = {
+  startToCloseTimeout: '15 seconds',
+  localRetryThreshold: '5 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+} satisfies LocalActivityOptions;
+
+// ── Remote mode ('remote', for comparison) ────────────────────────────────────────────────
 // Reads and one UPDATE: quick. Retried forever (PostgreSQL down must not end a perpetual
 // relay), backing off to 30 s; a layout mismatch is an operator error and is not retried.
 const fetchActivity = {
@@ -59,7 +111,10 @@ const markActivity = {
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 } satisfies ActivityOptions;
 
-// The idle wait heartbeats at every fallback poll (10 s by default); cancellation (a stop
+// ── Both modes ────────────────────────────────────────────────────────────────────────────
+// The idle wait stays an ordinary activity in both modes: it may last a minute, and a local
+// activity would hold the workflow task open all that time (heartbeats, queries and signals
+// waiting on it). It heartbeats at every fallback poll (10 s by default); cancellation (a stop
 // signal) reaches it through that heartbeat. A failure only means "look again".
 const waitActivity = {
   startToCloseTimeout: '10 minutes',
@@ -68,9 +123,17 @@ const waitActivity = {
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
 } satisfies ActivityOptions;
 
-const { fetchPendingBatch } = proxyActivities<RelayActivities>(fetchActivity);
-const { publishBatch } = proxyActivities<RelayActivities>(publishActivity);
-const { markPublished } = proxyActivities<RelayActivities>(markActivity);
+type BatchActivities = Pick<RelayActivities, 'fetchPendingBatch' | 'publishBatch' | 'markPublished'>;
+const LOCAL_BATCH_ACTIVITIES: BatchActivities = {
+  fetchPendingBatch: proxyLocalActivities<RelayActivities>(localFetchActivity).fetchPendingBatch,
+  publishBatch: proxyLocalActivities<RelayActivities>(localPublishActivity).publishBatch,
+  markPublished: proxyLocalActivities<RelayActivities>(localMarkActivity).markPublished,
+};
+const REMOTE_BATCH_ACTIVITIES: BatchActivities = {
+  fetchPendingBatch: proxyActivities<RelayActivities>(fetchActivity).fetchPendingBatch,
+  publishBatch: proxyActivities<RelayActivities>(publishActivity).publishBatch,
+  markPublished: proxyActivities<RelayActivities>(markActivity).markPublished,
+};
 const { waitForPendingEvents } = proxyActivities<RelayActivities>(waitActivity);
 
 const SHARD = defineSearchAttributeKey(SEARCH_ATTRIBUTES.relayShard.name, SearchAttributeType.INT);
@@ -83,6 +146,12 @@ const SEARCH_ATTRIBUTE_EVERY_BATCHES = 10;
 const BACKLOG_COUNT_EVERY_BATCHES = 20;
 const DEFAULT_MAX_BATCHES_PER_RUN = 500;
 const DEFAULT_IDLE_WAIT_MS = 60_000;
+// Local mode: a workflow task stays open for as long as local activities keep following each
+// other, so on its own it would only complete at the worker's task heartbeat (8 s). Completing
+// it about once a second (a 1 ms timer) bounds what a crash re-runs, how long queries and
+// signals wait for the task, and how much marker data one completion carries; it costs one
+// server round trip and 5 history events per second of continuous work.
+const CHECKPOINT_EVERY_MS = 1_000;
 
 /**
  * One shard of the outbox relay, forever: fetch pending ids → publish → mark published.
@@ -141,25 +210,32 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
   };
 
   report('running', true);
+  const batchActivities = (input.activityMode ?? 'local') === 'local' ? LOCAL_BATCH_ACTIVITIES : REMOTE_BATCH_ACTIVITIES;
+  const { fetchPendingBatch, publishBatch, markPublished } = batchActivities;
+  const checkpoints = input.activityMode !== 'remote';
   let failureStreak = 0;
+  /** Worker clock (from a recorded fetch result, so replay sees the same) at the first fetch since the last task boundary. */
+  let windowStartedAt: number | undefined;
   while (!stopRequested) {
     if (status.batchesThisRun >= maxBatchesPerRun || workflowInfo().continueAsNewSuggested) {
       counters.runs += 1;
       await continueAsNew<typeof relayShardWorkflow>({ ...input, counters });
     }
-    const { ids, backlog } = await fetchPendingBatch({
+    const { ids, backlog, fetchedAt } = await fetchPendingBatch({
       shardIndex: input.shardIndex,
       shardCount: input.shardCount,
       limit: input.batchSize,
       countBacklog: status.batchesThisRun % BACKLOG_COUNT_EVERY_BATCHES === 0,
     });
     if (backlog) Object.assign(status, { pending: backlog.pending, parkedNow: backlog.parked });
+    windowStartedAt ??= fetchedAt;
 
     if (ids.length === 0) {
       report('idle');
       await untilStopped(() =>
         waitForPendingEvents({ shardIndex: input.shardIndex, shardCount: input.shardCount, timeoutMs: input.idleWaitMs ?? DEFAULT_IDLE_WAIT_MS }),
       );
+      windowStartedAt = undefined;
       continue;
     }
 
@@ -169,7 +245,7 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
     counters.batches += 1;
     counters.published += sentIds.length;
     counters.parked += parkedIds.length;
-    counters.lastId = Math.max(counters.lastId, ...sentIds);
+    counters.lastId = sentIds.reduce((max, id) => Math.max(max, id), counters.lastId);
     status.batchesThisRun += 1;
     if (status.pending !== null) status.pending = Math.max(0, status.pending - sentIds.length - parkedIds.length);
 
@@ -179,9 +255,14 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
       failureStreak += 1;
       report('backing-off');
       await untilStopped(() => sleep(Math.min(30_000, 1_000 * 2 ** Math.min(failureStreak - 1, 5))));
+      windowStartedAt = undefined;
     } else {
       failureStreak = 0;
       report('running');
+      if (checkpoints && fetchedAt - windowStartedAt >= CHECKPOINT_EVERY_MS) {
+        await sleep(1);
+        windowStartedAt = undefined;
+      }
     }
   }
   report('stopped', true);

@@ -21,10 +21,11 @@ export function createFetchPendingBatch({ pool }: RelayActivityDeps) {
         details: [{ expected: layout, actual: input.shardCount }],
       });
     }
+    const fetchedAt = Date.now();
     const ids = await fetchPendingIds(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: input.limit });
     // A short batch means the shard is drained, the moment its (small) backlog is cheapest to count.
-    if (!input.countBacklog && ids.length === input.limit) return { ids };
+    if (!input.countBacklog && ids.length === input.limit) return { ids, fetchedAt };
     const backlog = await countShardBacklog(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, cap: BACKLOG_COUNT_CAP });
-    return { ids, backlog };
+    return { ids, backlog, fetchedAt };
   };
 }

@@ -11,6 +11,8 @@ import type { PublishBatchInput, PublishBatchOutput } from './types';
 
 // Heartbeats show Temporal the worker is alive while a send is in flight; a killed worker
 // stops them, and the heartbeat timeout hands the batch to another worker within seconds.
+// Only when run as an ordinary activity: a local activity cannot heartbeat (its liveness is
+// the workflow task's, which the worker heartbeats itself).
 const HEARTBEAT_EVERY_MS = 2_000;
 
 interface Sendable {
@@ -73,7 +75,7 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
 
   return async function publishBatch(input: PublishBatchInput): Promise<PublishBatchOutput> {
     const ctx = Context.current();
-    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    const beat = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     try {
       const out: PublishBatchOutput = { sentIds: [], parkedIds: [], failedIds: [] };
       const rows = await readPendingRows(pool, input.ids);

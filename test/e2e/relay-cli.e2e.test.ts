@@ -12,7 +12,8 @@ import { temporalCli } from '../../infra/temporal';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic } from '../support/kafka';
-import { eventually, readWholeTopic, RelayProcess } from '../support/relay-harness';
+import { readWholeTopic, RelayProcess } from '../support/relay-harness';
+import { eventually } from '../support/wait';
 
 const run = promisify(execFile);
 
@@ -42,7 +43,7 @@ describe('relay started with the Temporal CLI, as docs/relay.md says', function 
   };
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
-  let workers: RelayProcess[] = [];
+  const workers: RelayProcess[] = [];
   let connection: Connection;
   let client: Client;
 

@@ -4,8 +4,9 @@ import { HEADERS } from '../../kafka/message-format';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic } from '../support/kafka';
-import { eventually, readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
 import { testTemporalClient } from '../support/temporal';
+import { eventually } from '../support/wait';
 
 // kill -9 of a real relay worker process at the two moments that matter. The worker is
 // stopped dead at the exact point by its fault-injection hook (RELAY_FAULT_PAUSE_AT), then
@@ -57,8 +58,9 @@ describe('relay crash safety: kill -9 of the worker', function () {
     await doomed.kill9();
 
     workers.push(new RelayProcess(env));
-    // The publish activity's heartbeat timeout (10 s) notices the dead worker; the survivor
-    // re-runs the batch: re-sends it, then marks it.
+    // The dead worker's workflow task times out (10 s) and the survivor replays it: no marker
+    // for the publish, so it runs again — re-sends the batch, then marks it. (With remote
+    // activities the publish activity's heartbeat timeout does the same.)
     await eventually('every row marked published', async () => (await unpublished()) === 0, 90_000);
     const messages = await readWholeTopic(topic.topic);
     const counts = new Map<string, number>();
@@ -67,13 +69,38 @@ describe('relay crash safety: kill -9 of the worker', function () {
     assert.deepEqual([...counts.values()], Array(10).fill(2), 'every event of the batch is on the topic twice: at-least-once');
   });
 
-  it('after the publish activity completed but before the mark: only the mark is retried, no duplicate', async () => {
+  it('before the mark, local activities (default): the batch is re-sent on replay, then marked; nothing lost', async () => {
     const taskQueue = uniqueName('relay-crash-tq');
     const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
     const doomed = new RelayProcess({ ...env, RELAY_FAULT_PAUSE_AT: 'before-mark' });
     workers.push(doomed);
     await seedTen();
     await startShard(temporal.client, taskQueue, { batchSize: 100 });
+
+    await doomed.waitForFaultPoint();
+    // Killed at once: the publish's result was a marker in a workflow task that never completed
+    // (the worker completes it at its next checkpoint, at the earliest about a second later).
+    await doomed.kill9();
+    assert.equal((await readWholeTopic(topic.topic)).length, 10);
+    assert.equal(await unpublished(), 10);
+
+    workers.push(new RelayProcess(env));
+    // The workflow task times out (10 s); the survivor replays, finds no marker for fetch or
+    // publish, and runs them again: the same ten rows are still pending, so they are re-sent.
+    await eventually('every row marked published', async () => (await unpublished()) === 0, 90_000);
+    const counts = new Map<string, number>();
+    for (const m of await readWholeTopic(topic.topic)) counts.set(m.headers[HEADERS.eventId]!, (counts.get(m.headers[HEADERS.eventId]!) ?? 0) + 1);
+    assert.equal(counts.size, 10, 'nothing lost');
+    assert.deepEqual([...counts.values()], Array(10).fill(2), 'the batch is on the topic twice: at-least-once');
+  });
+
+  it('before the mark, remote activities: the publish completion is in history, only the mark is retried, no duplicate', async () => {
+    const taskQueue = uniqueName('relay-crash-tq');
+    const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
+    const doomed = new RelayProcess({ ...env, RELAY_FAULT_PAUSE_AT: 'before-mark' });
+    workers.push(doomed);
+    await seedTen();
+    await startShard(temporal.client, taskQueue, { batchSize: 100, activityMode: 'remote' });
 
     await doomed.waitForFaultPoint();
     assert.equal((await readWholeTopic(topic.topic)).length, 10);

@@ -4,8 +4,9 @@ import { HEADERS } from '../../kafka/message-format';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic } from '../support/kafka';
-import { eventually, readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
 import { testTemporalClient } from '../support/temporal';
+import { eventually } from '../support/wait';
 
 describe('relay scaled over two worker processes, one killed mid-stream', function () {
   this.timeout(300_000);

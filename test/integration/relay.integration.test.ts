@@ -4,8 +4,9 @@ import { HEADERS } from '../../kafka/message-format';
 import { enqueue } from '../../outbox/enqueue';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { createTestTopic } from '../support/kafka';
-import { eventually, readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
 import { testTemporalClient } from '../support/temporal';
+import { eventually } from '../support/wait';
 
 describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () {
   this.timeout(180_000);

@@ -1,14 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { IHeaders } from 'kafkajs';
+import type { RelayActivityMode } from '../../workflows/relay';
 import { createRelayActivities, PendingListener } from '../../activities/relay';
-import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
+import { RelayWorkerProcess } from '../../bench/support/relay-worker-process';
+import { loadConfig, type Config } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { createKafka } from '../../kafka/client';
 import { uniqueName } from './ids';
 import { testKafka } from './kafka';
+
+// Kept importable from here for the tests that already do; the one definition is in wait.ts.
+export { eventually } from './wait';
 
 // Relay test plumbing: an in-process relay worker on a task queue of its own, relay worker
 // processes (for kill -9), and an exact read of everything a topic holds.
@@ -66,6 +69,8 @@ export interface ShardOptions {
   batchSize?: number;
   maxBatchesPerRun?: number;
   idleWaitMs?: number;
+  /** Default (unset) is the workflow's own default, local activities. */
+  activityMode?: RelayActivityMode;
 }
 
 const started: { client: Client; workflowId: string }[] = [];
@@ -83,35 +88,12 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
   return client.workflow.start('relayShardWorkflow', {
     taskQueue,
     workflowId,
-    args: [{ shardIndex: opts.shardIndex ?? 0, shardCount: opts.shardCount ?? 1, batchSize: opts.batchSize ?? 100, maxBatchesPerRun: opts.maxBatchesPerRun, idleWaitMs: opts.idleWaitMs }],
+    args: [{ shardIndex: opts.shardIndex ?? 0, shardCount: opts.shardCount ?? 1, batchSize: opts.batchSize ?? 100, maxBatchesPerRun: opts.maxBatchesPerRun, idleWaitMs: opts.idleWaitMs, activityMode: opts.activityMode }],
   });
 }
 
-/** A relay worker process (`tsx workers/relay.worker.ts`), for tests that kill -9 it. */
-export class RelayProcess {
-  readonly child: ChildProcess;
-  stderr = '';
-  constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    this.child.stdout!.on('data', (d: Buffer) => {
-      if (!this.running && d.toString().includes('relay worker running')) this.running = true;
-    });
-  }
-  private running = false;
-  /** Resolves once the worker has bundled its workflows and polls its task queue. */
-  async waitUntilRunning(timeoutMs = 90_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.running) {
-      if (this.child.exitCode !== null) throw new Error(`relay worker exited (${this.child.exitCode}):\n${this.stderr}`);
-      if (Date.now() > deadline) throw new Error(`relay worker not running after ${timeoutMs} ms:\n${this.stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+/** A relay worker process (`tsx workers/relay.worker.ts`), for tests that kill -9 it at a fault point. */
+export class RelayProcess extends RelayWorkerProcess {
   /** Resolves with the fault point's JSON detail once the worker reports reaching it. */
   async waitForFaultPoint(timeoutMs = 60_000): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
@@ -122,13 +104,6 @@ export class RelayProcess {
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`relay worker did not reach its fault point in ${timeoutMs} ms:\n${this.stderr}`);
-  }
-  kill9(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.child.once('exit', () => resolve());
-      this.child.kill('SIGKILL');
-    });
   }
 }
 
@@ -176,14 +151,4 @@ export async function readWholeTopic(topic: string, timeoutMs = 60_000): Promise
 
 function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
   return Object.fromEntries(Object.entries(headers ?? {}).map(([k, v]) => [k, String(v)]));
-}
-
-/** Polls until `check` returns true. */
-export async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 60_000, everyMs = 200): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
