@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
+import { PROJECT_ROOT, type Config } from '../../config/env';
 import { StackError } from '../../infra/errors';
 import { ensureKafka, stopKafka } from '../../infra/kafka';
 import { cachePaths } from '../../infra/paths';
@@ -11,36 +10,18 @@ import { ensurePostgres, stopPostgres } from '../../infra/postgres';
 import { pidFile, runningPid } from '../../infra/processes';
 import { stackStatus } from '../../infra/stack';
 import { temporalCli } from '../../infra/temporal';
+import { isolatedStack, type IsolatedStack } from '../support/isolated-stack';
 
-// Each test gets a cache folder and ports of its own, so it can break things without touching
-// the stack the rest of the suite runs on. Kafka's jars are linked in from the main cache
-// (populated by the suite's own `stack up`) so no test downloads anything.
+// Each test gets a cache folder and ports of its own (test/support/isolated-stack.ts), so it
+// can break things without touching the stack the rest of the suite runs on.
 
-const mainCache = cachePaths(loadConfig().local.cacheDir);
-let nextPort = 46_000 + Math.floor(Math.random() * 2000) * 5;
-const tempDirs: string[] = [];
-after(() => tempDirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+const stacks: IsolatedStack[] = [];
+after(() => stacks.forEach((s) => s.remove()));
 
-function isolatedConfig(extra: NodeJS.ProcessEnv = {}): Config {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-stack-'));
-  tempDirs.push(dir);
-  fs.chmodSync(dir, 0o755);
-  const base = (nextPort += 5);
-  return loadConfig({
-    OUTBOX_CACHE_DIR: dir,
-    LOCAL_PG_PORT: String(base),
-    LOCAL_KAFKA_PORT: String(base + 1),
-    LOCAL_KAFKA_CONTROLLER_PORT: String(base + 2),
-    LOCAL_TEMPORAL_PORT: String(base + 3),
-    LOCAL_TEMPORAL_UI_PORT: String(base + 4),
-    ...extra,
-  });
-}
-
-function linkKafkaJars(config: Config) {
-  const paths = cachePaths(config.local.cacheDir);
-  fs.mkdirSync(path.dirname(paths.kafkaLibs), { recursive: true });
-  fs.symlinkSync(mainCache.kafkaLibs, paths.kafkaLibs);
+function isolatedConfig(opts: { linkKafkaJars?: boolean; shareTemporalCli?: boolean } = {}): Config {
+  const stack = isolatedStack(opts);
+  stacks.push(stack);
+  return stack.config;
 }
 
 function occupy(port: number): Promise<net.Server> {
@@ -79,9 +60,8 @@ describe('local stack: faults are handled or named in one sentence', () => {
 
   it('reformats a half-formatted Kafka data folder and starts the broker', async function () {
     this.timeout(180_000);
-    const config = isolatedConfig();
+    const config = isolatedConfig({ linkKafkaJars: true });
     const paths = cachePaths(config.local.cacheDir);
-    linkKafkaJars(config);
     fs.mkdirSync(paths.kafkaData, { recursive: true });
     fs.writeFileSync(path.join(paths.kafkaData, 'bootstrap.checkpoint.tmp'), 'interrupted');
     const said: string[] = [];
@@ -121,7 +101,7 @@ describe('local stack: faults are handled or named in one sentence', () => {
   });
 
   it('names Go when the Temporal CLI is neither on PATH nor buildable', () => {
-    const config = isolatedConfig();
+    const config = isolatedConfig({ shareTemporalCli: false });
     const savedPath = process.env.PATH;
     process.env.PATH = path.join(PROJECT_ROOT, 'node_modules', '.bin');
     try {

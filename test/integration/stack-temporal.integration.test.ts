@@ -1,31 +1,22 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../../config/constants';
-import { loadConfig } from '../../config/env';
 import { cachePaths } from '../../infra/paths';
 import { ensureTemporal, stopTemporal } from '../../infra/temporal';
 import { uniqueName } from '../support/ids';
+import { isolatedStack } from '../support/isolated-stack';
 
 // A Temporal dev server of its own (own cache folder and ports, the suite's CLI binary) that this
 // test stops and starts again: workflow history lives in the SQLite file and survives, and the
 // search attributes are registered on the existing database too.
 describe('local Temporal server', function () {
   this.timeout(180_000);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-temporal-'));
-  const port = 47_000 + Math.floor(Math.random() * 1000) * 2;
-  const config = loadConfig({
-    OUTBOX_CACHE_DIR: dir,
-    LOCAL_TEMPORAL_PORT: String(port),
-    LOCAL_TEMPORAL_UI_PORT: String(port + 1),
-    TEMPORAL_CLI: path.join(cachePaths(loadConfig().local.cacheDir).bin, 'temporal'),
-  });
-  const paths = cachePaths(dir);
+  const stack = isolatedStack();
+  const { config } = stack;
+  const paths = cachePaths(stack.dir);
   after(async () => {
     await stopTemporal(paths);
-    fs.rmSync(dir, { recursive: true, force: true });
+    stack.remove();
   });
 
   async function withClient<T>(work: (client: Client) => Promise<T>): Promise<T> {
