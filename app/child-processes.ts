@@ -13,11 +13,11 @@ export interface ChildWorker {
  * Starts a TypeScript entry point (a worker) as a child process with its output in a log file,
  * so the terminal stays readable and a crash of one worker does not take the others down.
  */
-export function startChildWorker(name: string, entry: string, logDir: string, env: NodeJS.ProcessEnv = process.env): ChildWorker {
+export function startChildWorker(name: string, entry: string, logDir: string, env: NodeJS.ProcessEnv = process.env, nodeArgs: string[] = []): ChildWorker {
   fs.mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, `${name}.log`);
   const out = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, entry)], {
+  const child = spawn(process.execPath, [...nodeArgs, '--require', 'tsx/cjs', path.join(PROJECT_ROOT, entry)], {
     cwd: PROJECT_ROOT,
     env,
     stdio: ['ignore', out, out],
