@@ -1,40 +1,49 @@
+import crypto from 'node:crypto';
+import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
-import { createTestDatabase, type TestDatabase } from '../test/support/database';
-import { uniqueName } from '../test/support/ids';
-import { RelayProcess } from '../test/support/relay-harness';
-import { percentile, saveBenchmark } from './support/report';
+import type { RelayActivityMode } from '../workflows/relay';
+import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../workflows/relay-timeouts';
+import { measureCpu } from './support/cpu-usage';
+import { probeKafkaSend } from './support/kafka-send-probe';
+import { profileRelayHistory } from './support/relay-history-profile';
+import { RelayWorkerProcess } from './support/relay-worker-process';
+import { median, percentile, saveBenchmark } from './support/report';
+import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database';
 
-// Relay benchmark: outbox commit → Kafka ack (acks=all) → marked published.
-//   1. throughput: drain a committed backlog, across batch sizes and shard counts, 1 vs 2 workers
-//   2. latency: 1,000 events/s offered, commit (client-side, after COMMIT) → append on the
-//      broker (topic with message.timestamp.type=LogAppendTime: the broker stamps each message)
-//   3. idle cost: database transactions and history events per idle minute
-// Everything runs on this machine next to PostgreSQL, Kafka and the Temporal dev server.
-// Run: npm run bench:relay   (about 4 minutes; BENCH_QUICK=1 for a smoke run)
+// Relay benchmark: outbox commit → Kafka ack (acks=all) → marked published. Compares the relay's
+// two activity modes side by side in one run — 'remote' (fetch/publish/mark as ordinary
+// activities, the original design) and 'local' (local activities, the default) — as ratios of
+// medians over repeated, interleaved runs (so machine noise hits both alike):
+//   1. throughput: drain 40,000 events committed in 10,000-row transactions while the relays run
+//   2. 1 vs 2 worker processes (local mode)
+//   3. latency at 1,000 events/s offered: commit (client-side, after COMMIT) → append on the
+//      broker (the topic uses message.timestamp.type=LogAppendTime)
+//   4. idle cost (local mode): database transactions and history events per idle minute
+//   5. kafkajs alone: one send of a relay batch, by acks and message size
+// Also recorded per run: CPU seconds by process group (PostgreSQL, Kafka, Temporal, the relay
+// worker), and shard 0's history profile. Everything shares this machine with PostgreSQL,
+// Kafka and the Temporal dev server, and with whatever else runs on it (load average recorded).
+// Run: npm run bench:relay   (about 7 minutes; BENCH_QUICK=1 for a 2-minute smoke run)
 
 const quick = process.env.BENCH_QUICK === '1';
+const REPEATS = quick ? 1 : 3;
+const EVENTS = quick ? 20_000 : 40_000;
+const LATENCY_SECONDS = quick ? 5 : 10;
 const config = loadConfig();
-const kafka = new Kafka({ clientId: uniqueName('relay-bench'), brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
+const kafka = new Kafka({ clientId: `relay-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const runId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${crypto.randomBytes(3).toString('hex')}`;
+const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
 
-interface ThroughputResult {
-  batchSize: number;
-  shards: number;
-  workers: number;
-  events: number;
-  seconds: number;
-  eventsPerSecond: number;
-}
-
-async function createTopic(logAppendTime = false): Promise<string> {
-  const topic = uniqueName('bench-relay');
+async function createTopic(): Promise<string> {
+  const topic = runId('bench-relay');
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({
     waitForLeaders: true,
-    topics: [{ topic, numPartitions: 6, replicationFactor: 1, configEntries: logAppendTime ? [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] : [] }],
+    topics: [{ topic, numPartitions: 6, replicationFactor: 1, configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] }],
   });
   await admin.disconnect();
   return topic;
@@ -47,7 +56,7 @@ async function deleteTopics(topics: string[]) {
   await admin.disconnect();
 }
 
-async function insertBacklog(db: TestDatabase, n: number) {
+async function insertBacklog(db: ScratchDatabase, n: number) {
   for (let from = 1; from <= n; from += 10_000) {
     await db.pool.query(
       `INSERT INTO outbox_events (event_type, payload)
@@ -58,14 +67,30 @@ async function insertBacklog(db: TestDatabase, n: number) {
   }
 }
 
+const pendingCount = async (db: ScratchDatabase) => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n);
+
+async function waitDrained(db: ScratchDatabase, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while ((await pendingCount(db)) > 0) {
+    if (Date.now() > deadline) throw new Error(`${what}: not drained in ${timeoutMs} ms`);
+    await sleep(25);
+  }
+}
+
+/** Relay shards of one run, under unique workflow ids; terminated after it. */
 class Relays {
   readonly workflowIds: string[] = [];
-  constructor(private readonly client: Client, readonly taskQueue: string) {}
-  async start(shards: number, batchSize: number) {
-    for (let i = 0; i < shards; i++) {
-      const workflowId = uniqueName(`bench-relay-shard-${i}`);
+  constructor(private readonly client: Client, private readonly taskQueue: string) {}
+  async start(opts: { shards: number; batchSize: number; mode: RelayActivityMode }) {
+    for (let i = 0; i < opts.shards; i++) {
+      const workflowId = runId(`bench-relay-${opts.mode}-shard-${i}`);
       this.workflowIds.push(workflowId);
-      await this.client.workflow.start('relayShardWorkflow', { taskQueue: this.taskQueue, workflowId, args: [{ shardIndex: i, shardCount: shards, batchSize }] });
+      await this.client.workflow.start('relayShardWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId,
+        workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
+        args: [{ shardIndex: i, shardCount: opts.shards, batchSize: opts.batchSize, activityMode: opts.mode }],
+      });
     }
   }
   async terminate() {
@@ -73,120 +98,86 @@ class Relays {
   }
 }
 
-/** Activity timings of one shard's history: where a batch's time goes. */
-async function profileHistory(client: Client, workflowId: string) {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const scheduled = new Map<string, { type: string; at: number }>();
-  const started = new Map<string, number>();
-  const sums: Record<string, { n: number; queueMs: number; runMs: number }> = {};
-  const ms = (t: unknown) => {
-    const ts = t as { seconds?: { toNumber(): number } | number; nanos?: number };
-    const s = typeof ts.seconds === 'number' ? ts.seconds : (ts.seconds?.toNumber() ?? 0);
-    return s * 1000 + (ts.nanos ?? 0) / 1e6;
-  };
-  let first = 0;
-  let last = 0;
-  for (const e of history.events ?? []) {
-    const at = ms(e.eventTime);
-    first ||= at;
-    last = at;
-    const id = String(e.eventId);
-    if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at });
-    if (e.activityTaskStartedEventAttributes) started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), at);
-    if (e.activityTaskCompletedEventAttributes) {
-      const sid = String(e.activityTaskCompletedEventAttributes.scheduledEventId);
-      const s = scheduled.get(sid)!;
-      const st = started.get(sid) ?? at;
-      const acc = (sums[s.type] ??= { n: 0, queueMs: 0, runMs: 0 });
-      acc.n += 1;
-      acc.queueMs += st - s.at;
-      acc.runMs += at - st;
-    }
-  }
-  return {
-    historyEvents: history.events?.length ?? 0,
-    spanMs: Math.round(last - first),
-    activities: Object.fromEntries(
-      Object.entries(sums).map(([type, s]) => [type, { count: s.n, avgQueueMs: +(s.queueMs / s.n).toFixed(1), avgRunMs: +(s.runMs / s.n).toFixed(1) }]),
-    ),
-  };
+/** Worker processes serving one task queue, started once and reused by every run on it. */
+interface WorkerPool {
+  taskQueue: string;
+  processes: RelayWorkerProcess[];
 }
 
-async function waitDrained(db: TestDatabase, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n) > 0) {
-    if (Date.now() > deadline) throw new Error('relay did not drain its warm-up rows');
-    await sleep(50);
-  }
+async function startWorkers(db: ScratchDatabase, topic: string, count: number): Promise<WorkerPool> {
+  const taskQueue = runId('bench-relay-tq');
+  const processes = Array.from({ length: count }, () => new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' }));
+  return { taskQueue, processes };
 }
 
-async function throughputRun(db: TestDatabase, client: Client, opts: { batchSize: number; shards: number; workers: number; events: number }) {
-  const topic = await createTopic();
-  const taskQueue = uniqueName('bench-relay-tq');
-  const workers = Array.from({ length: opts.workers }, () => new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue }));
-  const relays = new Relays(client, taskQueue);
+interface ThroughputOpts {
+  mode: RelayActivityMode;
+  batchSize: number;
+  shards: number;
+}
+
+async function throughputRun(db: ScratchDatabase, client: Client, workers: WorkerPool, opts: ThroughputOpts) {
+  const relays = new Relays(client, workers.taskQueue);
   try {
     await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
-    // Warm-up: workers have bundled their workflow code and the shards are running and idle
-    // before the clock starts, so the figure is the relay's, not its start-up's.
-    for (const w of workers) await w.waitUntilRunning();
-    await relays.start(opts.shards, opts.batchSize);
+    // Warm-up: the shards are running, have drained a first few rows and are idle before the
+    // clock starts, so the figure is the relay's, not its start-up's.
+    await relays.start(opts);
     await insertBacklog(db, 100);
-    await waitDrained(db, 60_000);
-    await sleep(500);
+    await waitDrained(db, 60_000, 'warm-up');
+    await sleep(300);
+    const cpu = measureCpu(() => workers.processes.map((p) => p.child.pid!));
     const t0 = Date.now();
-    // Committed in chunks of 10,000 while the relays already drain (they wake on NOTIFY).
-    await insertBacklog(db, opts.events);
-    for (;;) {
-      const { rows } = await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`);
-      if (Number(rows[0].n) === 0) break;
-      if (Date.now() - t0 > 180_000) throw new Error('backlog not drained in 180 s');
-      await sleep(50);
-    }
+    // Committed in 10,000-row transactions while the relays already drain (they wake on NOTIFY).
+    await insertBacklog(db, EVENTS);
+    const insertSeconds = (Date.now() - t0) / 1000;
+    await waitDrained(db, 180_000, 'backlog');
     const seconds = (Date.now() - t0) / 1000;
-    const profile = await profileHistory(client, relays.workflowIds[0]!);
-    const result: ThroughputResult = { ...opts, seconds: +seconds.toFixed(2), eventsPerSecond: Math.round(opts.events / seconds) };
-    console.log(`throughput batch=${opts.batchSize} shards=${opts.shards} workers=${opts.workers}: ${result.eventsPerSecond} events/s (${opts.events} in ${result.seconds} s)`);
-    return { ...result, profileShard0: profile };
+    const cpuUsage = cpu.stop();
+    const eventsPerSecond = Math.round(EVENTS / seconds);
+    console.log(
+      `throughput ${opts.mode.padEnd(6)} batch=${opts.batchSize} shards=${opts.shards} workers=${workers.processes.length}: ${eventsPerSecond} events/s ` +
+        `(${EVENTS} in ${seconds.toFixed(2)} s; inserts took ${insertSeconds.toFixed(2)} s; ${cpuUsage.coresBusy} of ${cpuUsage.cores} cores busy; load ${loadAverage()[0]})`,
+    );
+    return {
+      ...opts,
+      workers: workers.processes.length,
+      events: EVENTS,
+      seconds: +seconds.toFixed(2),
+      insertSeconds: +insertSeconds.toFixed(2),
+      eventsPerSecond,
+      cpu: cpuUsage,
+      loadAverage1m: loadAverage()[0],
+      profileShard0: await profileRelayHistory(client, relays.workflowIds[0]!),
+    };
   } finally {
     await relays.terminate();
-    for (const w of workers) await w.kill9();
-    await deleteTopics([topic]);
   }
 }
 
-async function latencyRun(db: TestDatabase, client: Client, opts: { rate: number; seconds: number; shards: number; batchSize: number }) {
-  const topic = await createTopic(true);
-  const taskQueue = uniqueName('bench-relay-tq');
-  const worker = new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue });
-  const relays = new Relays(client, taskQueue);
-  const committedAt = new Map<string, number>();
-  const latencies: number[] = [];
-  const consumer = kafka.consumer({ groupId: uniqueName('bench-relay-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 100 });
+async function latencyRun(db: ScratchDatabase, client: Client, workers: WorkerPool, consumerState: { committedAt: Map<string, number>; latencies: number[] }, mode: RelayActivityMode) {
+  const relays = new Relays(client, workers.taskQueue);
+  const shards = 2;
+  const batchSize = 2000;
+  const rate = 1000;
+  consumerState.committedAt.clear();
+  consumerState.latencies.length = 0;
   try {
     await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        const id = message.headers?.['event-id']?.toString();
-        const c = id ? committedAt.get(id) : undefined;
-        if (c !== undefined) latencies.push(Number(message.timestamp) - c);
-      },
-    });
-    await worker.waitUntilRunning();
-    await relays.start(opts.shards, opts.batchSize);
-    await sleep(2000);
+    await relays.start({ shards, batchSize, mode });
+    await insertBacklog(db, 10);
+    await waitDrained(db, 60_000, 'warm-up');
+    await sleep(1000);
     // 10 events per transaction every 10 ms = 1,000 events/s, each commit timed by the client.
     const perTx = 10;
-    const tickMs = (perTx * 1000) / opts.rate;
-    const total = opts.rate * opts.seconds;
+    const tickMs = (perTx * 1000) / rate;
+    const total = rate * LATENCY_SECONDS;
     const inflight: Promise<void>[] = [];
     const start = Date.now();
     for (let sent = 0, tick = 0; sent < total; sent += perTx, tick++) {
       const due = start + tick * tickMs;
       if (due > Date.now()) await sleep(due - Date.now());
-      const ids = Array.from({ length: perTx }, () => uniqueName('lat'));
+      const ids = Array.from({ length: perTx }, (_, k) => `lat-${tick}-${k}-${start}`);
       inflight.push(
         db.pool
           .query(
@@ -196,119 +187,214 @@ async function latencyRun(db: TestDatabase, client: Client, opts: { rate: number
           )
           .then(() => {
             const now = Date.now();
-            for (const id of ids) committedAt.set(id, now);
+            for (const id of ids) consumerState.committedAt.set(id, now);
           }),
       );
     }
     await Promise.all(inflight);
     const offeredSeconds = (Date.now() - start) / 1000;
-    for (let waited = 0; latencies.length < total && waited < 30_000; waited += 200) await sleep(200);
-    const sorted = [...latencies].sort((a, b) => a - b);
+    for (let waited = 0; consumerState.latencies.length < total && waited < 30_000; waited += 200) await sleep(200);
+    const sorted = [...consumerState.latencies].sort((a, b) => a - b);
     const result = {
+      mode,
       offeredPerSecond: Math.round(total / offeredSeconds),
       events: total,
-      received: latencies.length,
+      received: sorted.length,
       p50Ms: percentile(sorted, 50),
       p90Ms: percentile(sorted, 90),
       p99Ms: percentile(sorted, 99),
       maxMs: sorted.at(-1),
-      shards: opts.shards,
-      batchSize: opts.batchSize,
+      shards,
+      batchSize,
+      loadAverage1m: loadAverage()[0],
     };
-    console.log(`latency at ${result.offeredPerSecond}/s offered: p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms (${result.received}/${total})`);
-    return { result: { ...result, profileShard0: await profileHistory(client, relays.workflowIds[0]!) }, histogram: bucket(sorted) };
+    console.log(`latency ${mode.padEnd(6)} at ${result.offeredPerSecond}/s offered: p50 ${result.p50Ms} ms, p90 ${result.p90Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms (${result.received}/${total}; load ${result.loadAverage1m})`);
+    return { ...result, profileShard0: await profileRelayHistory(client, relays.workflowIds[0]!) };
   } finally {
-    await consumer.disconnect().catch(() => undefined);
     await relays.terminate();
-    await worker.kill9();
-    await deleteTopics([topic]);
   }
 }
 
-function bucket(sorted: number[]) {
-  const width = 5;
-  const counts = new Map<number, number>();
-  for (const v of sorted) counts.set(Math.floor(v / width) * width, (counts.get(Math.floor(v / width) * width) ?? 0) + 1);
-  return [...counts.entries()].map(([ms, count]) => ({ ms, count }));
-}
-
-async function idleRun(db: TestDatabase, client: Client, opts: { shards: number; seconds: number }) {
-  const topic = await createTopic();
-  const taskQueue = uniqueName('bench-relay-tq');
-  const worker = new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue });
-  const relays = new Relays(client, taskQueue);
+async function idleRun(db: ScratchDatabase, client: Client, workers: WorkerPool, seconds: number) {
+  const relays = new Relays(client, workers.taskQueue);
+  const shards = 2;
   try {
     await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
-    await worker.waitUntilRunning();
-    await relays.start(opts.shards, 2000);
+    await relays.start({ shards, batchSize: 2000, mode: 'local' });
     await sleep(5000);
     const xacts = async () => {
       await db.pool.query('SELECT pg_stat_force_next_flush()').catch(() => undefined);
       const { rows } = await db.pool.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
       return Number(rows[0].n);
     };
-    const historyLengths = async () =>
-      Promise.all(relays.workflowIds.map(async (id) => Number((await client.workflow.getHandle(id).describe()).historyLength)));
+    const historyLengths = async () => Promise.all(relays.workflowIds.map(async (id) => Number((await client.workflow.getHandle(id).describe()).historyLength)));
     const x0 = await xacts();
     const h0 = await historyLengths();
-    await sleep(opts.seconds * 1000);
+    await sleep(seconds * 1000);
     const x1 = await xacts();
     const h1 = await historyLengths();
-    const perMinute = 60 / opts.seconds;
+    const perMinute = 60 / seconds;
     // Our own two measurement transactions are subtracted.
     const result = {
-      shards: opts.shards,
-      seconds: opts.seconds,
+      mode: 'local',
+      shards,
+      seconds,
       databaseTransactionsPerIdleMinute: Math.round((x1 - x0 - 2) * perMinute),
       historyEventsPerIdleMinutePerShard: h1.map((h, i) => Math.round((h - h0[i]!) * perMinute)),
     };
-    console.log(`idle: ${result.databaseTransactionsPerIdleMinute} database transactions/min for ${opts.shards} shards; history events/min per shard: ${result.historyEventsPerIdleMinutePerShard.join(', ')}`);
+    console.log(`idle: ${result.databaseTransactionsPerIdleMinute} database transactions/min for ${shards} shards; history events/min per shard: ${result.historyEventsPerIdleMinutePerShard.join(', ')}`);
     return result;
   } finally {
     await relays.terminate();
-    await worker.kill9();
-    await deleteTopics([topic]);
   }
 }
 
+const ratio = (a: number, b: number) => +(a / b).toFixed(2);
+
 async function main() {
-  const db = await createTestDatabase();
+  const loadAtStart = loadAverage();
+  const startedAt = Date.now();
+  console.log(`relay benchmark: load average ${loadAtStart.join(' ')} on ${os.cpus().length} cores${quick ? ' (quick)' : ''}`);
+  const db = await createScratchDatabase(config.database.url, 'bench_relay');
+  const topic = await createTopic();
+  const probeTopic = await createTopic();
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
+  // One worker on its own queue for the single-worker runs, two on another for the scaling run;
+  // idle workers only long-poll, which costs nothing measurable.
+  const one = await startWorkers(db, topic, 1);
+  const two = await startWorkers(db, topic, 2);
   try {
-    const events = quick ? 10_000 : 30_000;
-    const grid = quick ? [{ batchSize: 2000, shards: 2 }] : [500, 2000, 5000].flatMap((batchSize) => [1, 2, 4].map((shards) => ({ batchSize, shards })));
-    const throughput = [];
-    for (const g of grid) throughput.push(await throughputRun(db, client, { ...g, workers: 1, events }));
-    const best = [...throughput].sort((a, b) => b.eventsPerSecond - a.eventsPerSecond)[0]!;
-    const scaling = [];
-    for (const workers of [1, 2]) scaling.push(await throughputRun(db, client, { batchSize: best.batchSize, shards: Math.max(2, best.shards), workers, events }));
-    const latency = await latencyRun(db, client, { rate: 1000, seconds: quick ? 5 : 20, shards: 2, batchSize: 2000 });
-    const idle = await idleRun(db, client, { shards: 2, seconds: quick ? 20 : 60 });
+    for (const w of [...one.processes, ...two.processes]) await w.waitUntilRunning();
+
+    // 1. Throughput, remote vs local, interleaved pairs.
+    const configs = quick ? [{ batchSize: 2000, shards: 2 }] : [{ batchSize: 2000, shards: 2 }, { batchSize: 5000, shards: 2 }, { batchSize: 5000, shards: 4 }];
+    const throughput: Awaited<ReturnType<typeof throughputRun>>[] = [];
+    for (let r = 0; r < REPEATS; r++) {
+      for (const c of configs) {
+        for (const mode of r % 2 === 0 ? (['remote', 'local'] as const) : (['local', 'remote'] as const)) {
+          throughput.push(await throughputRun(db, client, one, { ...c, mode }));
+        }
+      }
+    }
+    const throughputSummary = configs.map((c) => {
+      const of = (mode: RelayActivityMode) => throughput.filter((t) => t.mode === mode && t.batchSize === c.batchSize && t.shards === c.shards).map((t) => t.eventsPerSecond);
+      const remote = median(of('remote'));
+      const local = median(of('local'));
+      return { ...c, remoteMedian: remote, localMedian: local, localOverRemote: ratio(local, remote), remoteRuns: of('remote'), localRuns: of('local') };
+    });
+    const best = [...throughputSummary].sort((a, b) => b.localMedian - a.localMedian)[0]!;
+
+    // 2. 1 vs 2 worker processes, local mode, best configuration.
+    const scaling: Awaited<ReturnType<typeof throughputRun>>[] = [];
+    for (let r = 0; r < REPEATS; r++) {
+      for (const pool of r % 2 === 0 ? [one, two] : [two, one]) scaling.push(await throughputRun(db, client, pool, { mode: 'local', batchSize: best.batchSize, shards: best.shards }));
+    }
+    const byWorkers = (n: number) => median(scaling.filter((s) => s.workers === n).map((s) => s.eventsPerSecond));
+    const scalingSummary = { batchSize: best.batchSize, shards: best.shards, oneWorkerMedian: byWorkers(1), twoWorkersMedian: byWorkers(2), twoOverOne: ratio(byWorkers(2), byWorkers(1)) };
+
+    // 3. Latency at 1,000 events/s, remote vs local, interleaved.
+    const consumerState = { committedAt: new Map<string, number>(), latencies: [] as number[] };
+    const consumer = kafka.consumer({ groupId: runId('bench-relay-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
+    const latency: Awaited<ReturnType<typeof latencyRun>>[] = [];
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic, fromBeginning: false });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          const id = message.headers?.['event-id']?.toString();
+          const c = id ? consumerState.committedAt.get(id) : undefined;
+          // message.timestamp is the broker's append time (LogAppendTime topic).
+          if (c !== undefined) consumerState.latencies.push(Number(message.timestamp) - c);
+        },
+      });
+      await sleep(3000);
+      for (let r = 0; r < REPEATS; r++) {
+        for (const mode of r % 2 === 0 ? (['remote', 'local'] as const) : (['local', 'remote'] as const)) latency.push(await latencyRun(db, client, one, consumerState, mode));
+      }
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+    }
+    const latencyOf = (mode: RelayActivityMode, key: 'p50Ms' | 'p99Ms') => median(latency.filter((l) => l.mode === mode).map((l) => l[key]));
+    const latencySummary = {
+      remote: { p50MsMedian: latencyOf('remote', 'p50Ms'), p99MsMedian: latencyOf('remote', 'p99Ms') },
+      local: { p50MsMedian: latencyOf('local', 'p50Ms'), p99MsMedian: latencyOf('local', 'p99Ms') },
+      p99RemoteOverLocal: ratio(latencyOf('remote', 'p99Ms'), latencyOf('local', 'p99Ms')),
+    };
+
+    // 4. Idle cost. 5. kafkajs alone.
+    const idle = await idleRun(db, client, one, quick ? 15 : 30);
+    const kafkaProbe = [];
+    for (const p of [
+      { acks: -1, valueBytes: 150 },
+      { acks: 1, valueBytes: 150 },
+      { acks: -1, valueBytes: 1000 },
+    ] as const) {
+      const r = await probeKafkaSend(kafka, probeTopic, { ...p, messagesPerSend: 2000, seconds: quick ? 2 : 4 });
+      console.log(`kafkajs send of ${r.messagesPerSend} × ${r.valueBytes} B, acks ${r.acks}: ${r.msPerSendMedian} ms per send (median), ${r.messagesPerSecond} messages/s`);
+      kafkaProbe.push(r);
+    }
+
+    console.log('\nsummary (medians of', REPEATS, 'runs):');
+    for (const s of throughputSummary) console.log(`  throughput batch=${s.batchSize} shards=${s.shards}: remote ${s.remoteMedian}/s, local ${s.localMedian}/s, local/remote ${s.localOverRemote}×`);
+    console.log(`  workers (local, batch=${scalingSummary.batchSize} shards=${scalingSummary.shards}): 1 → ${scalingSummary.oneWorkerMedian}/s, 2 → ${scalingSummary.twoWorkersMedian}/s (${scalingSummary.twoOverOne}×)`);
+    console.log(`  latency at 1,000/s: remote p50 ${latencySummary.remote.p50MsMedian} / p99 ${latencySummary.remote.p99MsMedian} ms; local p50 ${latencySummary.local.p50MsMedian} / p99 ${latencySummary.local.p99MsMedian} ms`);
+    const loadAtEnd = loadAverage();
+    console.log(`  load average: ${loadAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min`);
 
     const written = await saveBenchmark({
       name: 'relay',
       command: 'npm run bench:relay',
-      settings: { events, partitions: 6, acks: 'all', note: 'PostgreSQL, Kafka, the Temporal dev server (SQLite) and the relay worker share this machine; other test runs may add noise' },
-      results: { throughput, scaling, latency: latency.result, idle },
+      settings: {
+        events: EVENTS,
+        repeats: REPEATS,
+        partitions: 6,
+        acks: 'all',
+        latencyOffered: '1,000 events/s for ' + LATENCY_SECONDS + ' s, 10 events per transaction',
+        loadAverageAtStart: loadAtStart,
+        loadAverageAtEnd: loadAtEnd,
+        minutes: +((Date.now() - startedAt) / 60_000).toFixed(1),
+        note: 'PostgreSQL, Kafka, the Temporal dev server (SQLite) and the relay worker share this machine; other test runs may add noise',
+      },
+      results: { throughputSummary, scalingSummary, latencySummary, throughput, scaling, latency, idle, kafkaProbe },
       chart: {
         $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-        title: 'Outbox relay: commit → Kafka ack → marked (events/s, 1 worker)',
-        data: { values: throughput.map((t) => ({ batchSize: String(t.batchSize), shards: `${t.shards} shard${t.shards > 1 ? 's' : ''}`, eventsPerSecond: t.eventsPerSecond })) },
-        mark: 'bar',
-        encoding: {
-          x: { field: 'batchSize', type: 'nominal', title: 'batch size' },
-          xOffset: { field: 'shards' },
-          y: { field: 'eventsPerSecond', type: 'quantitative', title: 'events/s' },
-          color: { field: 'shards', type: 'nominal' },
-        },
-        width: 500,
-        height: 300,
+        title: `Outbox relay, remote vs local activities (medians of ${REPEATS} runs; load ${loadAtStart[0]} on ${os.cpus().length} cores)`,
+        hconcat: [
+          {
+            title: 'commit → Kafka ack → marked (events/s, 1 worker)',
+            data: { values: throughputSummary.flatMap((s) => (['remote', 'local'] as const).map((mode) => ({ config: `batch ${s.batchSize}, ${s.shards} shards`, mode, eventsPerSecond: mode === 'local' ? s.localMedian : s.remoteMedian }))) },
+            mark: 'bar',
+            encoding: {
+              x: { field: 'config', type: 'nominal', title: null },
+              xOffset: { field: 'mode' },
+              y: { field: 'eventsPerSecond', type: 'quantitative', title: 'events/s' },
+              color: { field: 'mode', type: 'nominal', title: 'activities' },
+            },
+            width: 360,
+            height: 300,
+          },
+          {
+            title: 'commit → on Kafka at 1,000 events/s (ms)',
+            data: { values: (['remote', 'local'] as const).flatMap((mode) => [{ mode, stat: 'p50', ms: latencySummary[mode].p50MsMedian }, { mode, stat: 'p99', ms: latencySummary[mode].p99MsMedian }]) },
+            mark: 'bar',
+            encoding: {
+              x: { field: 'stat', type: 'nominal', title: null },
+              xOffset: { field: 'mode' },
+              y: { field: 'ms', type: 'quantitative', title: 'ms' },
+              color: { field: 'mode', type: 'nominal', title: 'activities' },
+            },
+            width: 200,
+            height: 300,
+          },
+        ],
       },
     });
     console.log(`saved: ${written.join(', ')}`);
   } finally {
+    for (const w of [...one.processes, ...two.processes]) await w.kill9();
     await connection.close();
+    await deleteTopics([topic, probeTopic]);
     await db.drop();
   }
 }

@@ -4,6 +4,7 @@ import { RELAY_WORKFLOW_TYPE, relayWorkflowId, SEARCH_ATTRIBUTES } from '../conf
 import type { SqlExecutor } from '../db/executor';
 import type { RelayShardInput } from '../workflows/relay';
 import type { RelayStatus } from '../workflows/relay-status';
+import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../workflows/relay-timeouts';
 import { readLayout, setLayout } from './queries/relay-layout';
 
 // Operating the relay from outside (CLI, npm scripts, tests): start the shards idempotently,
@@ -47,6 +48,7 @@ export async function startRelays(opts: RelayControlOptions, shardCount: number)
         args: [input],
         // Visible in the UI's list (and filterable) before the first batch runs.
         typedSearchAttributes: [{ key: SHARD_KEY, value: shardIndex }],
+        workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
       });
       started.push(shardIndex);
     } catch (err) {

@@ -3,7 +3,7 @@ import {
   type LocalActivityOptions,
   ActivityCancellationType,
   CancellationScope,
-  continueAsNew,
+  makeContinueAsNewFunc,
   defineQuery,
   defineSignal,
   isCancellation,
@@ -18,6 +18,7 @@ import {
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { RelayActivities } from '../activities/relay';
 import { SEARCH_ATTRIBUTES } from '../config/constants';
+import { RELAY_WORKFLOW_TASK_TIMEOUT } from './relay-timeouts';
 import { EMPTY_COUNTERS, statusMarkdown, type RelayCounters, type RelayStatus } from './relay-status';
 
 export interface RelayShardInput {
@@ -54,8 +55,8 @@ export const stopSignal = defineSignal('stop');
 // exactly the crash gap the inbox absorbs) and mark is idempotent — no guarantee changes, only
 // *which* crash moments produce a duplicate (docs/relay.md, "Guarantees").
 //
-// Timeouts: a local activity may outlive the workflow task timeout (10 s): the worker
-// heartbeats the task while it runs. Retries whose backoff stays under localRetryThreshold are
+// Timeouts: a local activity may outlive the workflow task timeout (RELAY_WORKFLOW_TASK_TIMEOUT,
+// 5 s): the worker heartbeats the task while it runs, recording the markers so far each time. Retries whose backoff stays under localRetryThreshold are
 // slept inside the worker; longer ones become a durable workflow timer, so a long PostgreSQL
 // or Kafka outage does not hold a workflow task open. Every policy retries forever, as below.
 
@@ -69,7 +70,7 @@ const localFetchActivity = {
 
 // One producer.send of up to a few thousand rows (kafkajs retries a send itself for ~30 s
 // before failing). Local activities cannot heartbeat; a killed worker is detected by its
-// workflow task timing out (10 s) instead, after which another worker replays and re-sends.
+// workflow task timing out (5 s) instead, after which another worker replays and re-sends.
 // The generous start-to-close only bounds a send that hangs; a timed-out attempt is retried.
 const localPublishActivity = {
   startToCloseTimeout: '2 minutes',
@@ -136,6 +137,10 @@ const REMOTE_BATCH_ACTIVITIES: BatchActivities = {
 };
 const { waitForPendingEvents } = proxyActivities<RelayActivities>(waitActivity);
 
+// The next run gets the relay's own task timeout even if this one was started with Temporal's
+// default (e.g. by a `temporal workflow start` without --task-timeout).
+const continueAsNewRelay = makeContinueAsNewFunc<typeof relayShardWorkflow>({ workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT });
+
 const SHARD = defineSearchAttributeKey(SEARCH_ATTRIBUTES.relayShard.name, SearchAttributeType.INT);
 const PUBLISHED = defineSearchAttributeKey(SEARCH_ATTRIBUTES.relayPublished.name, SearchAttributeType.INT);
 const PENDING = defineSearchAttributeKey(SEARCH_ATTRIBUTES.relayPending.name, SearchAttributeType.INT);
@@ -146,12 +151,6 @@ const SEARCH_ATTRIBUTE_EVERY_BATCHES = 10;
 const BACKLOG_COUNT_EVERY_BATCHES = 20;
 const DEFAULT_MAX_BATCHES_PER_RUN = 500;
 const DEFAULT_IDLE_WAIT_MS = 60_000;
-// Local mode: a workflow task stays open for as long as local activities keep following each
-// other, so on its own it would only complete at the worker's task heartbeat (8 s). Completing
-// it about once a second (a 1 ms timer) bounds what a crash re-runs, how long queries and
-// signals wait for the task, and how much marker data one completion carries; it costs one
-// server round trip and 5 history events per second of continuous work.
-const CHECKPOINT_EVERY_MS = 1_000;
 
 /**
  * One shard of the outbox relay, forever: fetch pending ids → publish → mark published.
@@ -212,30 +211,25 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
   report('running', true);
   const batchActivities = (input.activityMode ?? 'local') === 'local' ? LOCAL_BATCH_ACTIVITIES : REMOTE_BATCH_ACTIVITIES;
   const { fetchPendingBatch, publishBatch, markPublished } = batchActivities;
-  const checkpoints = input.activityMode !== 'remote';
   let failureStreak = 0;
-  /** Worker clock (from a recorded fetch result, so replay sees the same) at the first fetch since the last task boundary. */
-  let windowStartedAt: number | undefined;
   while (!stopRequested) {
     if (status.batchesThisRun >= maxBatchesPerRun || workflowInfo().continueAsNewSuggested) {
       counters.runs += 1;
-      await continueAsNew<typeof relayShardWorkflow>({ ...input, counters });
+      await continueAsNewRelay({ ...input, counters });
     }
-    const { ids, backlog, fetchedAt } = await fetchPendingBatch({
+    const { ids, backlog } = await fetchPendingBatch({
       shardIndex: input.shardIndex,
       shardCount: input.shardCount,
       limit: input.batchSize,
       countBacklog: status.batchesThisRun % BACKLOG_COUNT_EVERY_BATCHES === 0,
     });
     if (backlog) Object.assign(status, { pending: backlog.pending, parkedNow: backlog.parked });
-    windowStartedAt ??= fetchedAt;
 
     if (ids.length === 0) {
       report('idle');
       await untilStopped(() =>
         waitForPendingEvents({ shardIndex: input.shardIndex, shardCount: input.shardCount, timeoutMs: input.idleWaitMs ?? DEFAULT_IDLE_WAIT_MS }),
       );
-      windowStartedAt = undefined;
       continue;
     }
 
@@ -255,14 +249,9 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
       failureStreak += 1;
       report('backing-off');
       await untilStopped(() => sleep(Math.min(30_000, 1_000 * 2 ** Math.min(failureStreak - 1, 5))));
-      windowStartedAt = undefined;
     } else {
       failureStreak = 0;
       report('running');
-      if (checkpoints && fetchedAt - windowStartedAt >= CHECKPOINT_EVERY_MS) {
-        await sleep(1);
-        windowStartedAt = undefined;
-      }
     }
   }
   report('stopped', true);

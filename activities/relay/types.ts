@@ -11,11 +11,6 @@ export interface FetchPendingBatchInput {
 export interface FetchPendingBatchOutput {
   ids: number[];
   backlog?: { pending: number; parked: number };
-  /**
-   * This worker's clock (epoch ms) when the ids were read. Recorded with the result, so the
-   * workflow can pace itself by it deterministically (its checkpoints in local mode).
-   */
-  fetchedAt: number;
 }
 
 export interface PublishBatchInput {

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { IHeaders } from 'kafkajs';
 import type { RelayActivityMode } from '../../workflows/relay';
+import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../../workflows/relay-timeouts';
 import { createRelayActivities, PendingListener } from '../../activities/relay';
 import { RelayWorkerProcess } from '../../bench/support/relay-worker-process';
 import { loadConfig, type Config } from '../../config/env';
@@ -88,6 +89,7 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
   return client.workflow.start('relayShardWorkflow', {
     taskQueue,
     workflowId,
+    workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
     args: [{ shardIndex: opts.shardIndex ?? 0, shardCount: opts.shardCount ?? 1, batchSize: opts.batchSize ?? 100, maxBatchesPerRun: opts.maxBatchesPerRun, idleWaitMs: opts.idleWaitMs, activityMode: opts.activityMode }],
   });
 }
