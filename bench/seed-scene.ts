@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { Client as PgClient, type Pool } from 'pg';
@@ -30,14 +31,14 @@ const program = new Command('seed-scene')
   .option('--per-day <n>', 'events per day', (v) => Number(v), 50_000)
   .option('--pending <n>', 'rows still pending', (v) => Number(v), 50)
   .option('--parked <n>', 'rows parked long ago (must survive retention)', (v) => Number(v), 5)
-  .option('--batch-size <n>', 'retention ids per batch', (v) => Number(v), 10_000)
-  .option('--pause-ms <n>', 'rest between retention batches, leaving room for the relay', (v) => Number(v), 0)
+  .option('--batch-size <n>', 'retention ids per batch (default: RETENTION_BATCH_SIZE)', (v) => Number(v))
+  .option('--pause-ms <n>', 'rest between retention batches, leaving room for the relay (default: RETENTION_BATCH_PAUSE_MS)', (v) => Number(v))
   .option('--poll-every-ms <n>', 'pause between timed relay polls during the cleanup', (v) => Number(v), 10)
   .option('--keep-index', 'seed with the partial index in place (skip the missing-index part)')
   .option('--database <name>', 'database to (re)create for the scene', 'outbox_scene')
   .parse();
 
-const opts = program.opts<{ rows: number; perDay: number; pending: number; parked: number; batchSize: number; pauseMs: number; pollEveryMs: number; keepIndex?: boolean; database: string }>();
+const opts = program.opts<{ rows: number; perDay: number; pending: number; parked: number; batchSize?: number; pauseMs?: number; pollEveryMs: number; keepIndex?: boolean; database: string }>();
 const SCENE_SCHEDULE_ID = 'outbox-retention-scene';
 
 function step(title: string) {
@@ -50,14 +51,27 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
+/**
+ * Progress goes to stdout with everything else, so `npm run scene:seed > scene.log` (or CI) keeps
+ * it; a non-terminal gets whole lines every few seconds (noTTYOutput) instead of redraws.
+ */
+const TTY = process.stdout.isTTY === true;
+function progressBar(format: string, notTTYSchedule: number) {
+  return new SingleBar({ stream: process.stdout, noTTYOutput: true, notTTYSchedule, format, hideCursor: true }, Presets.shades_classic);
+}
+
 /** A "still working" line for steps with no countable progress (VACUUM, CREATE INDEX). */
 async function timed<T>(label: string, work: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const t0 = performance.now();
-  const tick = setInterval(() => process.stdout.write(`\r${label} … ${((performance.now() - t0) / 1000).toFixed(0)} s`), 1000);
+  // A terminal gets a counter redrawn in place every second; a log gets a line every 10 s.
+  const tick = setInterval(
+    () => process.stdout.write(`${TTY ? '\r' : ''}${label} … ${((performance.now() - t0) / 1000).toFixed(0)} s${TTY ? '' : '\n'}`),
+    TTY ? 1_000 : 10_000,
+  );
   try {
     const value = await work();
     const ms = performance.now() - t0;
-    process.stdout.write(`\r${label}: ${(ms / 1000).toFixed(1)} s\n`);
+    process.stdout.write(`${TTY ? '\r' : ''}${label}: ${(ms / 1000).toFixed(1)} s\n`);
     return { value, ms };
   } finally {
     clearInterval(tick);
@@ -78,7 +92,7 @@ async function recreateDatabase(baseUrl: string, name: string) {
 
 async function seed(pool: Pool, shape: SceneShape): Promise<{ ms: number }> {
   const client = await pool.connect();
-  const bar = new SingleBar({ noTTYOutput: true, notTTYSchedule: 10_000, format: 'seeding  [{bar}] {percentage}% | {value}/{total} rows | {rate} rows/s | ETA {eta_formatted}', hideCursor: true }, Presets.shades_classic);
+  const bar = progressBar('seeding  [{bar}] {percentage}% | {value}/{total} rows | {rate} rows/s | ETA {eta_formatted}', 10_000);
   const t0 = performance.now();
   try {
     // A crash would only lose seed rows; not waiting for each chunk's WAL flush is worth it.
@@ -124,6 +138,14 @@ function pollLoop(pool: Pool, config: Config, everyMs: number, t0: number) {
   return { samples, stop: async () => ((running = false), done) };
 }
 
+/** The relay's poll for 5 s with nothing else of ours running: the machine's own noise. */
+async function pollBaseline(pool: Pool, config: Config): Promise<number[]> {
+  const loop = pollLoop(pool, config, opts.pollEveryMs, performance.now());
+  await new Promise((r) => setTimeout(r, 5_000));
+  await loop.stop();
+  return loop.samples.map((p) => p.ms);
+}
+
 async function clearBacklog(pool: Pool, config: Config, batchSize: number, pauseMs: number, pollEveryMs: number) {
   const cutoff = await databaseTimeAgo(pool, config.retention.windowMs);
   const walk = await planOutboxWalk(pool, cutoff);
@@ -131,7 +153,7 @@ async function clearBacklog(pool: Pool, config: Config, batchSize: number, pause
   const t0 = performance.now();
   const poll = pollLoop(pool, config, pollEveryMs, t0);
   const total = Math.max(1, (walk.untilId ?? 0) - (walk.fromId ?? 0));
-  const bar = new SingleBar({ noTTYOutput: true, notTTYSchedule: 5_000, format: 'deleting [{bar}] {percentage}% | {deleted} rows | {rate} rows/s | poll p99 {p99} ms | ETA {eta_formatted}', hideCursor: true }, Presets.shades_classic);
+  const bar = progressBar('deleting [{bar}] {percentage}% | {deleted} rows | {rate} rows/s | poll p99 {p99} ms | ETA {eta_formatted}', 5_000);
   bar.start(total, 0, { deleted: 0, rate: 0, p99: '-' });
   const result = walk.fromId === undefined || walk.untilId === undefined
     ? { deleted: 0, batches: 0, complete: true }
@@ -179,6 +201,8 @@ async function main() {
   const url = withDatabase(base.database.url, opts.database);
   const config = loadConfig({ ...process.env, DATABASE_URL: url, RETENTION_SCHEDULE_ID: SCENE_SCHEDULE_ID, RETENTION_TASK_QUEUE: SCENE_SCHEDULE_ID });
   const shape: SceneShape = { rows: opts.rows, perDay: opts.perDay, pending: opts.pending, parked: opts.parked };
+  const batchSize = opts.batchSize ?? config.retention.batchSize;
+  const pauseMs = opts.pauseMs ?? config.retention.batchPauseMs;
   console.log(`scene: ${shape.rows.toLocaleString()} rows (${(shape.rows / shape.perDay).toFixed(0)} days × ${shape.perDay.toLocaleString()}/day), ${shape.pending} pending, ${shape.parked} parked, in database ${opts.database}`);
 
   step(`1. building the never-cleaned outbox`);
@@ -201,17 +225,22 @@ async function main() {
     const index = opts.keepIndex ? undefined : await timed('CREATE INDEX CONCURRENTLY outbox_events_pending_idx', () => pool.query(CREATE_PENDING_INDEX_SQL));
     // The control: the same poll loop for a few seconds with no retention running, so the poll
     // figures during the cleanup can be told apart from what the machine does anyway.
-    const baselineLoop = pollLoop(pool, config, opts.pollEveryMs, performance.now());
-    await new Promise((r) => setTimeout(r, 5_000));
-    await baselineLoop.stop();
-    const baseline = baselineLoop.samples.map((p) => p.ms).sort((a, b) => a - b);
-    console.log(`relay poll with no cleanup running (5 s): ${baseline.length} polls, p50 ${percentile(baseline, 50).toFixed(3)} ms, p99 ${percentile(baseline, 99).toFixed(3)} ms`);
-    const cleanup = await clearBacklog(pool, config, opts.batchSize, opts.pauseMs, opts.pollEveryMs);
+    // Taken 5 s before and 5 s after the cleanup, pooled: the machine's load drifts.
+    const baselineBefore = await pollBaseline(pool, config);
+    const loadBefore = os.loadavg();
+    console.log(`batch size ${batchSize} ids, pause ${pauseMs} ms; load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+    const cleanup = await clearBacklog(pool, config, batchSize, pauseMs, opts.pollEveryMs);
+    const loadDuring = os.loadavg();
+    const baselineAfter = await pollBaseline(pool, config);
+    const baseline = [...baselineBefore, ...baselineAfter].sort((a, b) => a - b);
     const rate = cleanup.result.deleted / (cleanup.ms / 1000);
     const pollMs = cleanup.polls.map((p) => p.ms).sort((a, b) => a - b);
     const batchMs = cleanup.batches.filter((b) => b.deleted > 0).map((b) => b.ms);
     console.log(`deleted ${cleanup.result.deleted.toLocaleString()} rows in ${(cleanup.ms / 1000).toFixed(1)} s: ${Math.round(rate).toLocaleString()} rows/s, ${cleanup.batches.length} batches (median ${median(batchMs).toFixed(1)} ms)`);
-    console.log(`relay poll during the cleanup: ${pollMs.length} polls, p50 ${percentile(pollMs, 50).toFixed(3)} ms, p99 ${percentile(pollMs, 99).toFixed(3)} ms, max ${percentile(pollMs, 100).toFixed(3)} ms`);
+    const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(2)} ms, p99 ${percentile(xs, 99).toFixed(2)} ms, max ${percentile(xs, 100).toFixed(2)} ms (${xs.length} polls)`;
+    console.log(`relay poll, no cleanup running: ${fmt(baseline)}`);
+    console.log(`relay poll, during the cleanup: ${fmt(pollMs)}`);
+    console.log(`relay poll p99 during ÷ without cleanup: ${(percentile(pollMs, 99) / percentile(baseline, 99)).toFixed(1)}×; load average at the end of the cleanup ${loadDuring.map((l) => l.toFixed(2)).join(' ')}`);
     const vacuum2 = await timed('VACUUM (ANALYZE) after the cleanup (autovacuum would do it too)', () => pool.query('VACUUM (ANALYZE) outbox_events'));
 
     // Meanwhile a live relay would have published the 50 pending rows and 50 new ones arrived:
@@ -231,17 +260,19 @@ async function main() {
     const afterPoll = after.checks.find((c) => c.check === 'poll-plan')?.facts.find((f) => f.label.startsWith('execution time'))?.value;
     const beforePoll = before.checks.find((c) => c.check === 'poll-plan')?.facts.find((f) => f.label.startsWith('execution time'))?.value;
 
-    const name = `retention-scene${shape.rows === 12_000_000 ? '' : `-${shape.rows}`}${opts.pauseMs ? `-pause${opts.pauseMs}` : ''}`;
+    const name = `retention-scene${shape.rows === 12_000_000 ? '' : `-${shape.rows}`}${batchSize === 10_000 ? '' : `-batch${batchSize}`}${pauseMs ? `-pause${pauseMs}` : ''}`;
     const files = await saveBenchmark({
       name,
       command: `npm run scene:seed -- ${process.argv.slice(2).join(' ')}`.trim(),
-      settings: { ...shape, batchSize: opts.batchSize, pauseMs: opts.pauseMs, windowMs: config.retention.windowMs, pollEveryMs: opts.pollEveryMs, relayShards: config.relay.shards, relayBatchSize: config.relay.batchSize, droppedIndexFirst: !opts.keepIndex },
+      settings: { ...shape, batchSize, pauseMs, windowMs: config.retention.windowMs, pollEveryMs: opts.pollEveryMs, relayShards: config.relay.shards, relayBatchSize: config.relay.batchSize, droppedIndexFirst: !opts.keepIndex },
       results: {
         seed: { ms: Math.round(seeded.ms), rowsPerSecond: Math.round(shape.rows / (seeded.ms / 1000)), vacuumMs: Math.round(vacuum1.ms) },
         doctorBefore: doctorSummary(before),
         pollBeforeMs: beforePoll,
         createIndexMs: index ? Math.round(index.ms) : null,
-        pollWithoutCleanup: { polls: baseline.length, pollMsP50: percentile(baseline, 50), pollMsP99: percentile(baseline, 99) },
+        pollWithoutCleanup: { polls: baseline.length, pollMsP50: percentile(baseline, 50), pollMsP99: percentile(baseline, 99), pollMsMax: percentile(baseline, 100) },
+        pollP99DuringOverWithout: percentile(pollMs, 99) / percentile(baseline, 99),
+        loadAverage: { beforeCleanup: loadBefore, endOfCleanup: loadDuring },
         cleanup: {
           deleted: cleanup.result.deleted,
           ms: Math.round(cleanup.ms),
@@ -267,7 +298,7 @@ async function main() {
             height: 200,
             data: { values: cleanup.batches.map((b) => ({ s: b.atMs / 1000, ms: b.ms, perThousand: b.deleted ? (b.ms / b.deleted) * 1000 : null })) },
             mark: { type: 'point', size: 8 },
-            encoding: { x: { field: 's', type: 'quantitative', title: 'seconds into the cleanup' }, y: { field: 'ms', type: 'quantitative', title: `ms per batch (${opts.batchSize} ids)` } },
+            encoding: { x: { field: 's', type: 'quantitative', title: 'seconds into the cleanup' }, y: { field: 'ms', type: 'quantitative', title: `ms per batch (${batchSize} ids)` } },
           },
           {
             width: 800,

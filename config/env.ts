@@ -63,6 +63,11 @@ const schema = z.object({
   RETENTION_INTERVAL: z.string().regex(/^\d+[smhd]$/, 'must look like 30s, 10m, 1h or 1d').default('10m'),
   RETENTION_BATCH_SIZE: positiveInt.max(1_000_000).default(10_000),
   RETENTION_TIME_BUDGET_MS: durationMs.default(5 * 60_000),
+  /**
+   * Rest between retention delete batches, leaving the small machine's CPU to the relay's poll;
+   * 0 deletes flat out. docs/retention.md has the measured trade-off behind the default.
+   */
+  RETENTION_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(10),
   /** Overrides for tests and side-by-side deployments; the defaults come from config/constants.ts. */
   RETENTION_TASK_QUEUE: z.string().min(1).default(TASK_QUEUES.retention),
   RETENTION_SCHEDULE_ID: z.string().min(1).default(RETENTION_SCHEDULE_ID),
@@ -116,7 +121,7 @@ export interface Config {
     rebalanceTimeoutMs: number;
     deadLetter: boolean;
   };
-  retention: { windowMs: number; interval: string; batchSize: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
+  retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
   doctor: { maxPendingAgeMs: number };
   logLevel: RawEnv['LOG_LEVEL'];
 }
@@ -203,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       windowMs: e.RETENTION_WINDOW_MS,
       interval: e.RETENTION_INTERVAL,
       batchSize: e.RETENTION_BATCH_SIZE,
+      batchPauseMs: e.RETENTION_BATCH_PAUSE_MS,
       timeBudgetMs: e.RETENTION_TIME_BUDGET_MS,
       taskQueue: e.RETENTION_TASK_QUEUE,
       scheduleId: e.RETENTION_SCHEDULE_ID,

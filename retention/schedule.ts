@@ -10,6 +10,7 @@ export function retentionInput(config: Config): Required<RetentionInput> {
   return {
     windowMs: config.retention.windowMs,
     batchSize: config.retention.batchSize,
+    batchPauseMs: config.retention.batchPauseMs,
     timeBudgetMs: config.retention.timeBudgetMs,
     inboxHorizonMs: config.inbox.retentionMs,
   };

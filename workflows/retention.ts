@@ -9,14 +9,23 @@ const dbActivity = {
 } satisfies ActivityOptions;
 
 /**
+ * Heartbeat timeout of the delete loops. It notices a crashed worker, and it also sets how often
+ * progress reaches the server: the SDK sends at most one heartbeat per 0.8 × this (4 s). A retry
+ * resumes from the last heartbeat the server holds, and the rows deleted after it are gone but
+ * uncounted, so this bounds the report's undercount after a crash to ~4 s of deleting. The
+ * activity heartbeats every second while a batch runs, so a slow batch is not taken for a crash.
+ */
+const SWEEP_HEARTBEAT_TIMEOUT = '5 seconds';
+
+/**
  * The long delete loops. They stop themselves at the run's time budget; the start-to-close
- * timeout is only the backstop. The heartbeat timeout is what notices a crashed worker: the
- * retry starts from the last heartbeat, so a crash costs at most a few batches of rework.
+ * timeout is only the backstop. The retry starts from the last heartbeat, so a crash costs at
+ * most a few seconds of rework.
  */
 function sweepActivity(timeBudgetMs: number): ActivityOptions {
   return {
     startToCloseTimeout: timeBudgetMs + 5 * 60_000,
-    heartbeatTimeout: '20 seconds',
+    heartbeatTimeout: SWEEP_HEARTBEAT_TIMEOUT,
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
   };
 }
@@ -37,8 +46,8 @@ export async function retentionWorkflow(input: RetentionInput = {}): Promise<Ret
   show(`Deleting published outbox rows before ${plan.outboxCutoff} (ids ${plan.walk ? `${plan.walk.fromId}–${plan.walk.untilId}` : 'none'})`, plan.sizes);
 
   const outbox = plan.walk
-    ? await sweepOutbox({ cutoff: plan.outboxCutoff, ...plan.walk, batchSize: settings.batchSize, deadline })
-    : { deleted: 0, batches: 0, complete: true, stoppedBy: 'done' as const, resumedFromId: undefined, attempt: 1 };
+    ? await sweepOutbox({ cutoff: plan.outboxCutoff, ...plan.walk, batchSize: settings.batchSize, pauseMs: settings.batchPauseMs, deadline })
+    : { deleted: 0, batches: 0, complete: true, stoppedBy: 'done' as const, resumedFromId: undefined, resumedWith: undefined, attempt: 1 };
   show(`Outbox: ${outbox.deleted} rows deleted in ${outbox.batches} batches. Pruning the inbox…`, plan.sizes);
 
   // The inbox may use what is left of the budget, but always gets a moment: a run whose outbox
@@ -48,7 +57,7 @@ export async function retentionWorkflow(input: RetentionInput = {}): Promise<Ret
 
   const report: RetentionReport = {
     settings,
-    outbox: { cutoff: plan.outboxCutoff, deleted: outbox.deleted, batches: outbox.batches, complete: outbox.complete, resumedFromId: outbox.resumedFromId, attempts: outbox.attempt },
+    outbox: { cutoff: plan.outboxCutoff, deleted: outbox.deleted, batches: outbox.batches, complete: outbox.complete, resumedFromId: outbox.resumedFromId, resumedWith: outbox.resumedWith, attempts: outbox.attempt },
     inbox: { cutoff: inbox.cutoff, deleted: inbox.deleted, batches: inbox.batches, complete: inbox.complete },
     rowsDeleted: outbox.deleted + inbox.deleted,
     batches: outbox.batches + inbox.batches,

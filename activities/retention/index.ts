@@ -20,6 +20,13 @@ import type {
 /** Progress lines in the worker log while a long sweep runs, beside the per-batch heartbeats. */
 const PROGRESS_LOG_INTERVAL_MS = 10_000;
 
+/**
+ * Between batches the sweep heartbeats after each one; this keeps heartbeating the last progress
+ * while one batch runs long (a lock wait, a checkpoint), so only a dead worker misses the
+ * workflow's 5 s heartbeat timeout. A dead process stops this timer too.
+ */
+const KEEPALIVE_HEARTBEAT_MS = 1_000;
+
 export interface RetentionActivityDeps {
   pool: Pool;
   config: Config;
@@ -61,12 +68,15 @@ export function createRetentionActivities({ pool, config }: RetentionActivityDep
       const resumed = heartbeat && heartbeat.nextId >= input.fromId && heartbeat.nextId <= input.untilId ? heartbeat : undefined;
       if (resumed) log.info('retention sweep resuming from its last heartbeat', { ...resumed, attempt: ctx.info.attempt });
       let lastLog = performance.now();
+      let latest: SweepProgress = resumed ?? { nextId: input.fromId, deleted: 0, batches: 0 };
+      const keepalive = setInterval(() => ctx.heartbeat(latest), KEEPALIVE_HEARTBEAT_MS);
       const result = await sweepPublishedOutbox(
         pool,
         {
           ...input,
           cutoff: new Date(input.cutoff),
           onBatch: (progress) => {
+            latest = progress;
             ctx.heartbeat(progress);
             if (performance.now() - lastLog > PROGRESS_LOG_INTERVAL_MS) {
               lastLog = performance.now();
@@ -77,17 +87,27 @@ export function createRetentionActivities({ pool, config }: RetentionActivityDep
           },
         },
         resumed ?? {},
-      );
+      ).finally(() => clearInterval(keepalive));
       const ms = Math.round(performance.now() - started);
       log.info('retention sweep finished', { ...result, ms, rowsPerSecond: ms > 0 ? Math.round((result.deleted / ms) * 1000) : undefined });
-      return { ...result, resumedFromId: resumed?.nextId, attempt: ctx.info.attempt, ms };
+      return {
+        ...result,
+        resumedFromId: resumed?.nextId,
+        resumedWith: resumed ? { deleted: resumed.deleted, batches: resumed.batches } : undefined,
+        attempt: ctx.info.attempt,
+        ms,
+      };
     },
 
     /** Forgets processed inbox ids older than the horizon (the consumer's own pruning query). */
     async pruneInbox(input: PruneInboxInput): Promise<PruneInboxResult> {
+      const ctx = Context.current();
       const started = performance.now();
       const timeBudgetMs = Math.max(1, input.deadline - Date.now());
-      const result = await pruneProcessedEvents(pool, { horizonMs: input.horizonMs, batchSize: input.batchSize, timeBudgetMs });
+      // No resume point to carry (its cursor restarts cheaply at the oldest row): the heartbeat
+      // only says the worker is alive, under the same 5 s heartbeat timeout as the sweep.
+      const keepalive = setInterval(() => ctx.heartbeat(), KEEPALIVE_HEARTBEAT_MS);
+      const result = await pruneProcessedEvents(pool, { horizonMs: input.horizonMs, batchSize: input.batchSize, timeBudgetMs }).finally(() => clearInterval(keepalive));
       const ms = Math.round(performance.now() - started);
       log.info('inbox pruned', { ...result, ms });
       return { ...result, ms };
@@ -103,12 +123,17 @@ function settle(input: RetentionInput, config: Config): RetentionSettings {
   const settings: RetentionSettings = {
     windowMs: input.windowMs ?? config.retention.windowMs,
     batchSize: input.batchSize ?? config.retention.batchSize,
+    batchPauseMs: input.batchPauseMs ?? config.retention.batchPauseMs,
     timeBudgetMs: input.timeBudgetMs ?? config.retention.timeBudgetMs,
     inboxHorizonMs: input.inboxHorizonMs ?? config.inbox.retentionMs,
   };
-  const problems = Object.entries(settings)
+  const { batchPauseMs, ...positive } = settings;
+  const problems = Object.entries(positive)
     .filter(([, v]) => !Number.isSafeInteger(v) || v <= 0)
     .map(([k, v]) => `${k} must be a positive integer (got ${JSON.stringify(v)})`);
+  if (!Number.isSafeInteger(batchPauseMs) || batchPauseMs < 0 || batchPauseMs > 60_000) {
+    problems.push(`batchPauseMs must be an integer from 0 to 60000 (got ${JSON.stringify(batchPauseMs)})`);
+  }
   const minimumHorizon = config.kafka.topicRetentionMs + config.kafka.maxConsumerLagMs;
   if (settings.inboxHorizonMs <= minimumHorizon) {
     // Forgetting an id Kafka can still redeliver would let that event be credited twice.

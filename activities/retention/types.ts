@@ -5,6 +5,8 @@ export interface RetentionInput {
   windowMs?: number;
   /** Ids per delete batch. Missing: RETENTION_BATCH_SIZE. */
   batchSize?: number;
+  /** Rest between delete batches for the relay's sake; 0 = flat out. Missing: RETENTION_BATCH_PAUSE_MS. */
+  batchPauseMs?: number;
   /** One run stops starting new batches after this long. Missing: RETENTION_TIME_BUDGET_MS. */
   timeBudgetMs?: number;
   /** Processed inbox ids older than this are forgotten. Missing: INBOX_RETENTION_MS. */
@@ -14,6 +16,7 @@ export interface RetentionInput {
 export interface RetentionSettings {
   windowMs: number;
   batchSize: number;
+  batchPauseMs: number;
   timeBudgetMs: number;
   inboxHorizonMs: number;
 }
@@ -39,6 +42,8 @@ export interface SweepOutboxInput {
   fromId: number;
   untilId: number;
   batchSize: number;
+  /** Rest between batches (ms). */
+  pauseMs: number;
   /** Epoch ms after which no batch starts (the run's time budget). */
   deadline: number;
 }
@@ -51,6 +56,12 @@ export interface SweepOutboxResult {
   stoppedBy: 'done' | 'time-budget' | 'cancelled';
   /** Set when this attempt resumed an earlier, interrupted one from its heartbeat. */
   resumedFromId?: number;
+  /**
+   * What the heartbeat this attempt resumed from had already counted (included in deleted and
+   * batches). Rows deleted after that heartbeat reached the server and before the crash are gone
+   * but uncounted: at most one heartbeat interval of work (see SWEEP_HEARTBEAT_TIMEOUT).
+   */
+  resumedWith?: { deleted: number; batches: number };
   attempt: number;
   ms: number;
 }
@@ -71,7 +82,7 @@ export interface PruneInboxResult {
 
 export interface RetentionReport {
   settings: RetentionSettings;
-  outbox: { cutoff: string; deleted: number; batches: number; complete: boolean; resumedFromId?: number; attempts: number };
+  outbox: { cutoff: string; deleted: number; batches: number; complete: boolean; resumedFromId?: number; resumedWith?: { deleted: number; batches: number }; attempts: number };
   inbox: { cutoff: string; deleted: number; batches: number; complete: boolean };
   rowsDeleted: number;
   batches: number;

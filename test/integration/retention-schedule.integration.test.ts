@@ -90,12 +90,13 @@ describe('retention schedule', function () {
       assert.equal(d.action.type === 'startWorkflow' && d.action.workflowType, 'retentionWorkflow');
       assert.equal(d.action.type === 'startWorkflow' && d.action.taskQueue, taskQueue);
 
-      const again = await shell('npm run -s retention:schedule', config, { ...env, RETENTION_INTERVAL: '30m', RETENTION_BATCH_SIZE: '777' });
+      const again = await shell('npm run -s retention:schedule', config, { ...env, RETENTION_INTERVAL: '30m', RETENTION_BATCH_SIZE: '777', RETENTION_BATCH_PAUSE_MS: '3' });
       assert.match(again.stdout, /updated: every 30m/);
       d = await client.schedule.getHandle(scheduleId).describe();
       assert.equal(d.spec.intervals?.length, 1);
       assert.equal(d.spec.intervals?.[0]?.every, 1_800_000);
       assert.equal(d.action.type === 'startWorkflow' && (d.action.args?.[0] as { batchSize: number }).batchSize, 777);
+      assert.equal(d.action.type === 'startWorkflow' && (d.action.args?.[0] as { batchPauseMs: number }).batchPauseMs, 3, 'the pause travels in the schedule input');
     });
 
     it('runs when triggered with `temporal schedule trigger`, and pauses with `temporal schedule toggle`', async () => {
@@ -109,6 +110,7 @@ describe('retention schedule', function () {
         });
         assert.ok(report.outbox.deleted > 10_000, `${report.outbox.deleted} rows deleted`);
         assert.equal(report.settings.batchSize, 777, 'the run used the schedule input');
+        assert.equal(report.settings.batchPauseMs, 3);
         const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at < $1`, [report.outbox.cutoff]);
         assert.equal(rows[0].n, 0);
       } finally {
@@ -162,7 +164,7 @@ describe('retention schedule', function () {
           await shell('temporal schedule trigger --schedule-id outbox-retention', config, { TEMPORAL_NAMESPACE: namespace });
           return nextRunResult(client, 'outbox-retention', before);
         });
-        assert.deepEqual(report.settings, { windowMs: 86_400_000, batchSize: 10_000, timeBudgetMs: 300_000, inboxHorizonMs: 1_209_600_000 });
+        assert.deepEqual(report.settings, { windowMs: 86_400_000, batchSize: 10_000, batchPauseMs: 10, timeBudgetMs: 300_000, inboxHorizonMs: 1_209_600_000 });
         assert.ok(report.outbox.deleted > 10_000);
         const { rows } = await db.pool.query(`SELECT count(*) FILTER (WHERE published_at IS NULL)::int AS kept, count(*) FILTER (WHERE published_at < $1)::int AS old FROM outbox_events`, [report.outbox.cutoff]);
         assert.deepEqual(rows[0], { kept: 8, old: 0 });
