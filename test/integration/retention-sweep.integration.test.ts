@@ -185,8 +185,8 @@ describe('retention sweep (200,000-row outbox)', function () {
         const handle = await client.workflow.start(RETENTION_WORKFLOW_TYPE, {
           taskQueue,
           workflowId: uniqueName('retention-crash'),
-          // Small batches make the sweep long enough to be killed in the middle.
-          args: [{ windowMs: DAY, batchSize: 50, timeBudgetMs: 170_000, inboxHorizonMs: 15 * DAY }],
+          // Small batches with a rest make the sweep last ≥ 30 s, long enough to be killed mid-way.
+          args: [{ windowMs: DAY, batchSize: 50, batchPauseMs: 10, timeBudgetMs: 170_000, inboxHorizonMs: 15 * DAY }],
         });
         let heartbeat: { nextId: number; deleted: number } | undefined;
         for (let i = 0; i < 600 && !heartbeat; i++) {
@@ -197,8 +197,9 @@ describe('retention sweep (200,000-row outbox)', function () {
           else await new Promise((r) => setTimeout(r, 100));
         }
         assert.ok(heartbeat, 'the sweep heartbeated its progress');
-        // Past the first heartbeat (sent at once), so the kill lands inside the SDK's throttle.
-        await new Promise((r) => setTimeout(r, 1_500));
+        // The SDK sends the first heartbeat at once and then at most one per 4 s (0.8 × the 5 s
+        // heartbeat timeout): 5 s later a newer one has reached the server.
+        await new Promise((r) => setTimeout(r, 5_000));
         first.kill('SIGKILL');
         // The dead worker's open batch rolls back when its backend sees the socket close; wait
         // for that, then note which old rows are still there for the resumed attempt.
@@ -209,7 +210,7 @@ describe('retention sweep (200,000-row outbox)', function () {
         }
         await db.pool.query(`CREATE TABLE left_at_kill AS SELECT id, published_at FROM outbox_events WHERE published_at IS NOT NULL`);
         const { rows: mid } = await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at < now() - interval '1 day'`);
-        assert.ok(mid[0].n > 0, 'killed before the sweep finished');
+        assert.ok(mid[0].n > 1000, `killed before the sweep finished (${mid[0].n} old rows left)`);
 
         startWorker(taskQueue);
         const report = (await handle.result()) as RetentionReport;
@@ -222,7 +223,7 @@ describe('retention sweep (200,000-row outbox)', function () {
         // The counts: what the resumed-from heartbeat carried plus what the retry deleted. Only the
         // rows deleted between that heartbeat reaching the server and the kill go uncounted.
         const resumedWith = report.outbox.resumedWith;
-        assert.ok(resumedWith && resumedWith.deleted >= heartbeat.deleted && resumedWith.batches > 0, `resumed with ${JSON.stringify(resumedWith)}`);
+        assert.ok(resumedWith && resumedWith.deleted > heartbeat.deleted, `resumed with ${JSON.stringify(resumedWith)}, a newer heartbeat than the first ${JSON.stringify(heartbeat)}`);
         const { rows: counts } = await db.pool.query(
           `SELECT (SELECT count(*)::int FROM left_at_kill WHERE published_at < $1::timestamptz) AS after_kill,
                   (SELECT count(*)::int FROM outbox_events WHERE published_at IS NOT NULL) AS published_now`,
