@@ -93,6 +93,16 @@ class Relays {
       });
     }
   }
+  /** Once every shard is idle its open workflow task has completed, so its history holds every marker. */
+  async waitIdle(timeoutMs = 30_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (const id of this.workflowIds) {
+      while ((await this.client.workflow.getHandle(id).query<{ state: string }>('status')).state !== 'idle') {
+        if (Date.now() > deadline) return;
+        await sleep(100);
+      }
+    }
+  }
   async terminate() {
     for (const id of this.workflowIds.splice(0)) await this.client.workflow.getHandle(id).terminate('benchmark run over').catch(() => undefined);
   }
@@ -106,7 +116,7 @@ interface WorkerPool {
 
 async function startWorkers(db: ScratchDatabase, topic: string, count: number): Promise<WorkerPool> {
   const taskQueue = runId('bench-relay-tq');
-  const processes = Array.from({ length: count }, () => new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' }));
+  const processes = Array.from({ length: count }, () => new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue }));
   return { taskQueue, processes };
 }
 
@@ -134,6 +144,7 @@ async function throughputRun(db: ScratchDatabase, client: Client, workers: Worke
     await waitDrained(db, 180_000, 'backlog');
     const seconds = (Date.now() - t0) / 1000;
     const cpuUsage = cpu.stop();
+    await relays.waitIdle();
     const eventsPerSecond = Math.round(EVENTS / seconds);
     console.log(
       `throughput ${opts.mode.padEnd(6)} batch=${opts.batchSize} shards=${opts.shards} workers=${workers.processes.length}: ${eventsPerSecond} events/s ` +
@@ -155,13 +166,20 @@ async function throughputRun(db: ScratchDatabase, client: Client, workers: Worke
   }
 }
 
-async function latencyRun(db: ScratchDatabase, client: Client, workers: WorkerPool, consumerState: { committedAt: Map<string, number>; latencies: number[] }, mode: RelayActivityMode) {
+interface LatencyState {
+  committedAt: Map<string, number>;
+  /** Broker append time per event id; joined with commit times at the end (the relay may
+   * publish an event before the producing client has even seen its COMMIT return). */
+  appendedAt: Map<string, number>;
+}
+
+async function latencyRun(db: ScratchDatabase, client: Client, workers: WorkerPool, consumerState: LatencyState, mode: RelayActivityMode) {
   const relays = new Relays(client, workers.taskQueue);
   const shards = 2;
   const batchSize = 2000;
   const rate = 1000;
   consumerState.committedAt.clear();
-  consumerState.latencies.length = 0;
+  consumerState.appendedAt.clear();
   try {
     await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
     await relays.start({ shards, batchSize, mode });
@@ -193,8 +211,11 @@ async function latencyRun(db: ScratchDatabase, client: Client, workers: WorkerPo
     }
     await Promise.all(inflight);
     const offeredSeconds = (Date.now() - start) / 1000;
-    for (let waited = 0; consumerState.latencies.length < total && waited < 30_000; waited += 200) await sleep(200);
-    const sorted = [...consumerState.latencies].sort((a, b) => a - b);
+    await waitDrained(db, 30_000, 'latency run');
+    await relays.waitIdle();
+    const received = () => [...consumerState.committedAt.keys()].filter((id) => consumerState.appendedAt.has(id)).length;
+    for (let waited = 0; received() < total && waited < 30_000; waited += 200) await sleep(200);
+    const sorted = [...consumerState.committedAt].flatMap(([id, c]) => (consumerState.appendedAt.has(id) ? [consumerState.appendedAt.get(id)! - c] : [])).sort((a, b) => a - b);
     const result = {
       mode,
       offeredPerSecond: Math.round(total / offeredSeconds),
@@ -221,7 +242,8 @@ async function idleRun(db: ScratchDatabase, client: Client, workers: WorkerPool,
   try {
     await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
     await relays.start({ shards, batchSize: 2000, mode: 'local' });
-    await sleep(5000);
+    // Long enough for the previous runs' terminated shards' waits to notice (heartbeat, 10 s).
+    await sleep(12_000);
     const xacts = async () => {
       await db.pool.query('SELECT pg_stat_force_next_flush()').catch(() => undefined);
       const { rows } = await db.pool.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
@@ -294,7 +316,7 @@ async function main() {
     const scalingSummary = { batchSize: best.batchSize, shards: best.shards, oneWorkerMedian: byWorkers(1), twoWorkersMedian: byWorkers(2), twoOverOne: ratio(byWorkers(2), byWorkers(1)) };
 
     // 3. Latency at 1,000 events/s, remote vs local, interleaved.
-    const consumerState = { committedAt: new Map<string, number>(), latencies: [] as number[] };
+    const consumerState: LatencyState = { committedAt: new Map(), appendedAt: new Map() };
     const consumer = kafka.consumer({ groupId: runId('bench-relay-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
     const latency: Awaited<ReturnType<typeof latencyRun>>[] = [];
     await consumer.connect();
@@ -303,9 +325,8 @@ async function main() {
       await consumer.run({
         eachMessage: async ({ message }) => {
           const id = message.headers?.['event-id']?.toString();
-          const c = id ? consumerState.committedAt.get(id) : undefined;
-          // message.timestamp is the broker's append time (LogAppendTime topic).
-          if (c !== undefined) consumerState.latencies.push(Number(message.timestamp) - c);
+          // message.timestamp is the broker's append time (LogAppendTime topic); first delivery counts.
+          if (id?.startsWith('lat-') && !consumerState.appendedAt.has(id)) consumerState.appendedAt.set(id, Number(message.timestamp));
         },
       });
       await sleep(3000);
@@ -323,7 +344,7 @@ async function main() {
     };
 
     // 4. Idle cost. 5. kafkajs alone.
-    const idle = await idleRun(db, client, one, quick ? 15 : 30);
+    const idle = await idleRun(db, client, one, quick ? 20 : 60);
     const kafkaProbe = [];
     for (const p of [
       { acks: -1, valueBytes: 150 },

@@ -209,11 +209,33 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
   };
 
   report('running', true);
-  const batchActivities = (input.activityMode ?? 'local') === 'local' ? LOCAL_BATCH_ACTIVITIES : REMOTE_BATCH_ACTIVITIES;
-  const { fetchPendingBatch, publishBatch, markPublished } = batchActivities;
+  const local = (input.activityMode ?? 'local') === 'local';
+  const { fetchPendingBatch, publishBatch, markPublished } = local ? LOCAL_BATCH_ACTIVITIES : REMOTE_BATCH_ACTIVITIES;
   let failureStreak = 0;
+
+  // Local mode overlaps the mark of batch k with the fetch and publish of batch k+1 (at most one
+  // mark in flight; the fetch skips the ids being marked). Kafka order is untouched: publishes
+  // stay strictly one after the other. Remote mode stays sequential: there the skipped ids
+  // would travel through history as activity input, and it is the baseline being compared.
+  let marking: { ids: number[]; done: Promise<void> } | undefined;
+  const finishMarking = async () => {
+    const m = marking;
+    marking = undefined;
+    await m?.done;
+  };
+  const mark = (sentIds: number[], parkedCount: number) => {
+    const done = markPublished({ ids: sentIds }).then(() => {
+      counters.published += sentIds.length;
+      counters.lastId = sentIds.reduce((max, id) => Math.max(max, id), counters.lastId);
+      if (status.pending !== null) status.pending = Math.max(0, status.pending - sentIds.length - parkedCount);
+    });
+    return done;
+  };
+
   while (!stopRequested) {
     if (status.batchesThisRun >= maxBatchesPerRun || workflowInfo().continueAsNewSuggested) {
+      // Nothing crosses the boundary half done: the last batch is marked before the new run.
+      await finishMarking();
       counters.runs += 1;
       await continueAsNewRelay({ ...input, counters });
     }
@@ -222,10 +244,12 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
       shardCount: input.shardCount,
       limit: input.batchSize,
       countBacklog: status.batchesThisRun % BACKLOG_COUNT_EVERY_BATCHES === 0,
+      ...(marking ? { excludeIds: marking.ids } : {}),
     });
     if (backlog) Object.assign(status, { pending: backlog.pending, parkedNow: backlog.parked });
 
     if (ids.length === 0) {
+      await finishMarking();
       report('idle');
       await untilStopped(() =>
         waitForPendingEvents({ shardIndex: input.shardIndex, shardCount: input.shardCount, timeoutMs: input.idleWaitMs ?? DEFAULT_IDLE_WAIT_MS }),
@@ -234,14 +258,18 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
     }
 
     const { sentIds, parkedIds, failedIds } = await publishBatch({ shardIndex: input.shardIndex, ids });
-    if (sentIds.length > 0) await markPublished({ ids: sentIds });
-
+    // The previous batch's mark has had the whole fetch and publish to finish; at most one in flight.
+    await finishMarking();
     counters.batches += 1;
-    counters.published += sentIds.length;
     counters.parked += parkedIds.length;
-    counters.lastId = sentIds.reduce((max, id) => Math.max(max, id), counters.lastId);
     status.batchesThisRun += 1;
-    if (status.pending !== null) status.pending = Math.max(0, status.pending - sentIds.length - parkedIds.length);
+    if (sentIds.length > 0) {
+      const done = mark(sentIds, parkedIds.length);
+      if (local) marking = { ids: sentIds, done };
+      else await done;
+    } else if (status.pending !== null) {
+      status.pending = Math.max(0, status.pending - parkedIds.length);
+    }
 
     if (sentIds.length === 0 && parkedIds.length === 0 && failedIds.length > 0) {
       // Only refused rows left and they keep their place (order per key): back off instead of
@@ -254,6 +282,7 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
       report('running');
     }
   }
+  await finishMarking();
   report('stopped', true);
   return counters;
 }

@@ -21,7 +21,7 @@ export function createFetchPendingBatch({ pool }: RelayActivityDeps) {
         details: [{ expected: layout, actual: input.shardCount }],
       });
     }
-    const ids = await fetchPendingIds(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: input.limit });
+    const ids = await fetchPendingIds(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: input.limit, excludeIds: input.excludeIds });
     // A short batch means the shard is drained, the moment its (small) backlog is cheapest to count.
     if (!input.countBacklog && ids.length === input.limit) return { ids };
     const backlog = await countShardBacklog(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, cap: BACKLOG_COUNT_CAP });

@@ -7,6 +7,8 @@ export interface FetchPendingBatchInput {
   limit: number;
   /** Also count the shard's pending/parked rows (a bounded scan), for the status display. */
   countBacklog: boolean;
+  /** Ids being marked published right now (the previous batch, already on Kafka): not pending work. */
+  excludeIds?: number[];
 }
 export interface FetchPendingBatchOutput {
   ids: number[];

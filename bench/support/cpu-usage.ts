@@ -18,8 +18,10 @@ function groupOf(pid: number, comm: string, cmdline: string, workerPids: Set<num
   return 'other';
 }
 
-function snapshot(workerPids: Set<number>): Map<Group, number> {
-  const totals = new Map<Group, number>();
+/** CPU ticks per live process with its group. Per pid, because processes come and go (a pool's
+ * PostgreSQL backends): a group total would drop when one of them exits. */
+function snapshot(workerPids: Set<number>): Map<number, { group: Group; ticks: number }> {
+  const perPid = new Map<number, { group: Group; ticks: number }>();
   for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -29,13 +31,12 @@ function snapshot(workerPids: Set<number>): Map<Group, number> {
       const fields = stat.slice(close + 2).split(' ');
       const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
       const cmdline = comm === 'java' ? fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8') : '';
-      const group = groupOf(Number(entry), comm, cmdline, workerPids);
-      totals.set(group, (totals.get(group) ?? 0) + ticks);
+      perPid.set(Number(entry), { group: groupOf(Number(entry), comm, cmdline, workerPids), ticks });
     } catch {
       // the process ended while we read it
     }
   }
-  return totals;
+  return perPid;
 }
 
 /** Starts measuring; `stop()` returns CPU seconds per group and the share of all cores used. */
@@ -46,11 +47,11 @@ export function measureCpu(workerPids: () => number[]) {
     stop() {
       const after = snapshot(new Set(workerPids()));
       const wallSeconds = (Date.now() - started) / 1000;
+      // Processes that ended during the run are missed (an undercount, never a negative).
+      const ticksByGroup = new Map<Group, number>();
+      for (const [pid, { group, ticks }] of after) ticksByGroup.set(group, (ticksByGroup.get(group) ?? 0) + ticks - (before.get(pid)?.ticks ?? 0));
       const bySecondsUsed: Record<string, number> = {};
-      for (const [group, ticks] of after) {
-        const used = (ticks - (before.get(group) ?? 0)) / TICKS_PER_SECOND;
-        if (used > 0) bySecondsUsed[group] = +used.toFixed(2);
-      }
+      for (const [group, ticks] of ticksByGroup) if (ticks > 0) bySecondsUsed[group] = +(ticks / TICKS_PER_SECOND).toFixed(2);
       const total = Object.values(bySecondsUsed).reduce((a, b) => a + b, 0);
       return { wallSeconds: +wallSeconds.toFixed(2), cpuSeconds: bySecondsUsed, coresBusy: +(total / wallSeconds).toFixed(2), cores: os.cpus().length };
     },

@@ -2,8 +2,10 @@ import type { Client } from '@temporalio/client';
 
 // Where one relay shard's time went, read back from its workflow history: for ordinary
 // activities the queue time (scheduled → started) and run time (started → completed); for local
-// activities, recorded as markers, the time from their first schedule to completion; and how
-// many history events and workflow tasks each batch cost.
+// activities, recorded as markers, the step time: from the previous step's completion to this
+// one's (the loop is sequential, so that is the call plus the workflow's own turn-around; with
+// the mark overlapped, a mark's step is measured from its publish). And how many history
+// events and workflow tasks each batch cost.
 
 type Timestamp = { seconds?: { toNumber(): number } | number | string | null; nanos?: number | null } | null | undefined;
 
@@ -16,7 +18,6 @@ const ms = (t: Timestamp) => {
 interface MarkerData {
   activity_type?: string;
   complete_time?: { seconds: number; nanos: number };
-  original_schedule_time?: { seconds: number; nanos: number };
 }
 
 function markerData(details: Record<string, { payloads?: { data?: Uint8Array | null }[] | null }> | null | undefined): MarkerData | undefined {
@@ -37,6 +38,9 @@ export async function profileRelayHistory(client: Client, workflowId: string) {
   const workers = new Set<string>();
   let workflowTasks = 0;
   let batches = 0;
+  /** Completion time of the previous step of the loop, for local activities' step times. */
+  let previousStepAt: number | undefined;
+  let lastPublishAt: number | undefined;
   for (const e of history.events ?? []) {
     const at = ms(e.eventTime as Timestamp);
     const id = String(e.eventId);
@@ -56,14 +60,22 @@ export async function profileRelayHistory(client: Client, workflowId: string) {
       acc.queueMs += st - s.at;
       acc.runMs += at - st;
       if (s.type === 'publishBatch') batches += 1;
+      previousStepAt = at;
     }
     if (e.markerRecordedEventAttributes) {
       const d = markerData(e.markerRecordedEventAttributes.details as Parameters<typeof markerData>[0]);
-      if (!d?.activity_type || !d.complete_time || !d.original_schedule_time) continue;
+      if (!d?.activity_type || !d.complete_time) continue;
+      const completed = ms(d.complete_time);
+      const from = d.activity_type === 'markPublished' ? lastPublishAt : previousStepAt;
+      if (d.activity_type === 'publishBatch') {
+        batches += 1;
+        lastPublishAt = completed;
+      }
+      if (d.activity_type !== 'markPublished') previousStepAt = completed;
+      if (from === undefined) continue;
       const acc = (sums[d.activity_type] ??= { kind: 'local', n: 0, queueMs: 0, runMs: 0 });
       acc.n += 1;
-      acc.runMs += ms(d.complete_time) - ms(d.original_schedule_time);
-      if (d.activity_type === 'publishBatch') batches += 1;
+      acc.runMs += completed - from;
     }
   }
   const events = history.events?.length ?? 0;

@@ -17,14 +17,33 @@ export const FETCH_PENDING_IDS_SQL = `
    ORDER BY id
    LIMIT $3::int`;
 
+/**
+ * The same poll, skipping ids the relay is still marking published (the previous batch: sent to
+ * Kafka, its UPDATE in flight). The skipped entries are at most one batch, read and passed over
+ * in the same partial index.
+ */
+export const FETCH_PENDING_IDS_EXCLUDING_SQL = `
+  SELECT id
+    FROM outbox_events
+   WHERE published_at IS NULL
+     AND parked_at IS NULL
+     AND (shard_hash & 2147483647) % $1::int = $2::int
+     AND id <> ALL($4::bigint[])
+   ORDER BY id
+   LIMIT $3::int`;
+
 export interface FetchPendingIdsInput {
   shardCount: number;
   shardIndex: number;
   limit: number;
+  excludeIds?: number[];
 }
 
 export async function fetchPendingIds(db: SqlExecutor, input: FetchPendingIdsInput): Promise<number[]> {
-  const { rows } = await db.query<{ id: string }>(FETCH_PENDING_IDS_SQL, [input.shardCount, input.shardIndex, input.limit]);
+  const params = [input.shardCount, input.shardIndex, input.limit];
+  const { rows } = input.excludeIds?.length
+    ? await db.query<{ id: string }>(FETCH_PENDING_IDS_EXCLUDING_SQL, [...params, input.excludeIds])
+    : await db.query<{ id: string }>(FETCH_PENDING_IDS_SQL, params);
   // bigint arrives as a string; ids stay far below 2^53 (9 quadrillion events).
   return rows.map((r) => Number(r.id));
 }
