@@ -116,7 +116,8 @@ export async function waitUntil(
   while (Date.now() < deadline) {
     if (await probe().catch(() => false)) return;
     if (opts.pid !== undefined && (!isAlive(opts.pid) || isZombie(opts.pid))) {
-      throw new StackError(`${what}: the process exited during startup${seeLog}`);
+      const lastLines = opts.logFile ? `\n${tailOf(opts.logFile, 8)}` : '';
+      throw new StackError(`${what}: the process exited during startup${seeLog}${lastLines}`);
     }
     await sleep(250);
   }
