@@ -8,7 +8,9 @@ import { cachePaths } from '../../infra/paths';
 // reusing the main cache's Kafka jars and Temporal CLI binary so nothing is downloaded or built.
 
 const mainCache = cachePaths(loadConfig().local.cacheDir);
-let nextPort = 40_000 + Math.floor(Math.random() * 1000) * 8;
+// Below Linux's ephemeral range (32768-60999), so no outgoing connection's local port can
+// hold one of them when a service binds it.
+let nextPort = 21_000 + Math.floor(Math.random() * 1000) * 8;
 
 export interface IsolatedStack {
   /** The environment a child process needs to use this stack (and only it). */
