@@ -360,6 +360,9 @@ async function main() {
     for (const s of throughputSummary) console.log(`  throughput batch=${s.batchSize} shards=${s.shards}: remote ${s.remoteMedian}/s, local ${s.localMedian}/s, local/remote ${s.localOverRemote}×`);
     console.log(`  workers (local, batch=${scalingSummary.batchSize} shards=${scalingSummary.shards}): 1 → ${scalingSummary.oneWorkerMedian}/s, 2 → ${scalingSummary.twoWorkersMedian}/s (${scalingSummary.twoOverOne}×)`);
     console.log(`  latency at 1,000/s: remote p50 ${latencySummary.remote.p50MsMedian} / p99 ${latencySummary.remote.p99MsMedian} ms; local p50 ${latencySummary.local.p50MsMedian} / p99 ${latencySummary.local.p99MsMedian} ms`);
+    // Every worker process has been through every full-load run by now: its high-water mark is the figure.
+    const workerPeakRssMiB = [...one.processes, ...two.processes].map((w) => w.peakRssMiB());
+    console.log(`  relay worker peak RSS (VmHWM): ${workerPeakRssMiB.join(', ')} MiB`);
     const loadAtEnd = loadAverage();
     console.log(`  load average: ${loadAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min`);
 
@@ -377,7 +380,7 @@ async function main() {
         minutes: +((Date.now() - startedAt) / 60_000).toFixed(1),
         note: 'PostgreSQL, Kafka, the Temporal dev server (SQLite) and the relay worker share this machine; other test runs may add noise',
       },
-      results: { throughputSummary, scalingSummary, latencySummary, throughput, scaling, latency, idle, kafkaProbe },
+      results: { throughputSummary, scalingSummary, latencySummary, workerPeakRssMiB, throughput, scaling, latency, idle, kafkaProbe },
       chart: {
         $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
         title: `Outbox relay, remote vs local activities (medians of ${REPEATS} runs; load ${loadAtStart[0]} on ${os.cpus().length} cores)`,

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../config/env';
 
@@ -30,6 +31,16 @@ export class RelayWorkerProcess {
       if (this.child.exitCode !== null) throw new Error(`relay worker exited (${this.child.exitCode}):\n${this.stderr}`);
       if (Date.now() > deadline) throw new Error(`relay worker not running after ${timeoutMs} ms:\n${this.stderr}`);
       await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** The process's peak resident memory so far (VmHWM, Linux), in MiB; undefined elsewhere. */
+  peakRssMiB(): number | undefined {
+    try {
+      const kb = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${this.child.pid}/status`, 'utf8'))?.[1];
+      return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
+    } catch {
+      return undefined;
     }
   }
 
