@@ -119,17 +119,35 @@ async function runningShards(opts: RelayControlOptions, upTo: number): Promise<n
   return running;
 }
 
-export async function relayStatuses(opts: RelayControlOptions, shardCount: number): Promise<(RelayStatus | { shardIndex: number; state: string })[]> {
+type ShardReport = RelayStatus | { shardIndex: number; state: string; lastReported?: Record<string, unknown> };
+
+export async function relayStatuses(opts: RelayControlOptions, shardCount: number): Promise<ShardReport[]> {
   const workflowId = opts.workflowId ?? relayWorkflowId;
-  const out: (RelayStatus | { shardIndex: number; state: string })[] = [];
+  const out: ShardReport[] = [];
   for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
     const handle = opts.client.workflow.getHandle(workflowId(shardIndex));
+    let description;
     try {
-      const { status } = await handle.describe();
-      out.push(status.name === 'RUNNING' ? await handle.query<RelayStatus>('status') : { shardIndex, state: status.name.toLowerCase() });
+      description = await handle.describe();
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       out.push({ shardIndex, state: 'not started' });
+      continue;
+    }
+    if (description.status.name !== 'RUNNING') {
+      out.push({ shardIndex, state: description.status.name.toLowerCase() });
+      continue;
+    }
+    try {
+      // Bounded: with no worker polling, the server would hold the query until its own timeout.
+      out.push(await opts.client.connection.withDeadline(Date.now() + 5000, () => handle.query<RelayStatus>('status')));
+    } catch {
+      // A query is answered by a worker; with none running, report what the server itself holds:
+      // the counters the shard last wrote to its search attributes.
+      const lastReported = Object.fromEntries(
+        Object.values(SEARCH_ATTRIBUTES).map(({ name }) => [name, description.searchAttributes?.[name]?.[0]]),
+      );
+      out.push({ shardIndex, state: 'running, but no relay worker answers (start one: npm run worker:relay)', lastReported });
     }
   }
   return out;
