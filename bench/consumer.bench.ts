@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TopLevelSpec } from 'vega-lite';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntil, waitUntilRunning, wireMessage, type ConsumerProcess } from '../test/support/consumer-harness';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../test/support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../test/support/database';
 import { uniqueName } from '../test/support/ids';
 import { createTestTopic, testKafka } from '../test/support/kafka';
 import { median, percentile, saveBenchmark } from './support/report';
+import { eventually } from '../test/support/wait';
 
 // Consumer benchmark, against the real local stack (its own database, topics, group, queue):
 //  1. sustained credits/s: preload N payment events on a topic, start the consumer worker(s),
@@ -63,7 +64,7 @@ async function throughput(db: TestDatabase) {
   const wallStart = performance.now();
   let maxRssMiB = 0;
   const sampler = setInterval(() => (maxRssMiB = Math.max(maxRssMiB, ...workers.map((w) => rssMiB(w.proc.pid)))), 250);
-  await waitUntil('all events credited', () => groupCaughtUp(kafka, group, topic), 600_000, 500);
+  await eventually('all events credited', () => groupCaughtUp(kafka, group, topic), 600_000, 500);
   clearInterval(sampler);
   const wallMs = performance.now() - wallStart;
   const { rows } = await db.pool.query<{ n: number; span_ms: number }>(
@@ -126,7 +127,7 @@ async function latency(db: TestDatabase) {
   await Promise.all(sends);
   await producer.disconnect();
   const offered = seq / SECONDS;
-  await waitUntil('all latency events credited', () => groupCaughtUp(kafka, group, topic), 120_000, 500);
+  await eventually('all latency events credited', () => groupCaughtUp(kafka, group, topic), 120_000, 500);
   const { rows } = await db.pool.query<{ event_id: string; at: string }>(
     `SELECT event_id, (extract(epoch FROM processed_at) * 1000)::float8 AS at FROM inbox_processed_events WHERE event_id LIKE 'lat-%'`,
   );

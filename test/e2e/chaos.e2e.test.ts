@@ -13,7 +13,7 @@ import { stackDown, stackUp } from '../../infra/stack';
 import { ensureTemporal, stopTemporal } from '../../infra/temporal';
 import { startRelays } from '../../outbox/relay-control';
 import { childEnv, isolatedStack } from '../support/isolated-stack';
-import { eventually } from '../support/relay-harness';
+import { eventually } from '../support/wait';
 
 // The BRIEF's promise, tested by breaking things: while events are being committed, restart
 // PostgreSQL, Kafka and the Temporal server, and kill -9 the relay and the consumer worker.

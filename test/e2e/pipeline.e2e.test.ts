@@ -4,8 +4,9 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
 import { uniqueName } from '../support/ids';
 import { createTestTopic } from '../support/kafka';
-import { eventually, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
+import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
 import { testTemporalClient } from '../support/temporal';
+import { eventually } from '../support/wait';
 
 // The public contract, from outside: any producer, in its own transaction, inserts a row with
 // only event_type and payload filled; a relay worker process and a consumer worker process

@@ -3,10 +3,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../config/env';
 import { HEADERS } from '../../kafka/message-format';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntil, waitUntilRunning, wireMessage, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic, testKafka } from '../support/kafka';
+import { eventually } from '../support/wait';
 
 const run = promisify(execFile);
 
@@ -75,7 +76,7 @@ describe('consumer: bad input is parked with its reason and consumption continue
 
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue: uniqueName('bad-queue'), partitions: 1 }));
     await waitUntilRunning(consumer);
-    await waitUntil('the group to get past every message', () => groupCaughtUp(kafka, group, topic.topic));
+    await eventually('the group to get past every message', () => groupCaughtUp(kafka, group, topic.topic));
 
     const balances = await db.pool.query('SELECT account_id::int, balance::int FROM accounts ORDER BY account_id');
     assert.deepEqual(balances.rows, [
@@ -118,7 +119,7 @@ describe('consumer: bad input is parked with its reason and consumption continue
     const replayGroup = uniqueName('bad-replay');
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group: replayGroup, taskQueue: uniqueName('bad-queue'), partitions: 1 }));
     await waitUntilRunning(consumer);
-    await waitUntil('the replay group to finish', () => groupCaughtUp(testKafka(), replayGroup, topic.topic));
+    await eventually('the replay group to finish', () => groupCaughtUp(testKafka(), replayGroup, topic.topic));
     const parked = await db.pool.query('SELECT count(*)::int AS n FROM inbox_parked_events');
     assert.equal(parked.rows[0].n, cases.length);
     const balances = await db.pool.query('SELECT balance::int FROM accounts ORDER BY account_id');
@@ -132,7 +133,7 @@ async function readAll(topic: string, expected: number): Promise<{ reason: strin
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({ eachMessage: async ({ message }) => void seen.push({ reason: message.headers?.['dlq-reason']?.toString() ?? '' }) });
-  await waitUntil(`${expected} dead-letter messages`, async () => seen.length >= expected, 30_000);
+  await eventually(`${expected} dead-letter messages`, async () => seen.length >= expected, 30_000);
   await consumer.disconnect();
   return seen;
 }

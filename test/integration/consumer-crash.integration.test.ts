@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { consumerEnv, eventsWithDuplicates, groupCaughtUp, produceEvents, spawnConsumer, waitUntil, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, eventsWithDuplicates, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic, testKafka } from '../support/kafka';
+import { eventually } from '../support/wait';
 
 // kill -9 of a consumer worker while it is crediting, then a restart: every balance exact.
 describe('consumer: kill -9 mid-batch, restart, balances exact', () => {
@@ -36,7 +37,7 @@ describe('consumer: kill -9 mid-batch, restart, balances exact', () => {
     const first = spawnConsumer(env());
     processes.push(first);
     await waitUntilRunning(first);
-    await waitUntil('crediting to be under way', async () => (await inboxCount()) >= 2_000, 90_000, 50);
+    await eventually('crediting to be under way', async () => (await inboxCount()) >= 2_000, 90_000, 50);
     first.proc.kill('SIGKILL');
     const { signal } = await first.exited;
     assert.equal(signal, 'SIGKILL');
@@ -46,7 +47,7 @@ describe('consumer: kill -9 mid-batch, restart, balances exact', () => {
     const second = spawnConsumer(env());
     processes.push(second);
     await waitUntilRunning(second);
-    await waitUntil('the restarted worker to consume everything', () => groupCaughtUp(kafka, group, topic.topic), 120_000);
+    await eventually('the restarted worker to consume everything', () => groupCaughtUp(kafka, group, topic.topic), 120_000);
 
     const { rows } = await db.pool.query<{ account_id: string; balance: string }>('SELECT account_id, balance FROM accounts ORDER BY account_id');
     for (const row of rows) assert.equal(Number(row.balance), expected.get(Number(row.account_id)), `account ${row.account_id}`);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntil, waitUntilRunning, wireMessage, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic, testKafka } from '../support/kafka';
+import { eventually } from '../support/wait';
 
 // Scaling by adding workers: processes of one group split the partitions; a third one joining
 // mid-stream triggers a rebalance, and no event is credited twice across the handover.
@@ -73,25 +74,25 @@ describe('consumer: workers share partitions; adding a third rebalances with no 
     await Promise.all([waitUntilRunning(a), waitUntilRunning(b)]);
     const stream = produceStream();
 
-    await waitUntil('A and B to split the partitions between them', async () => {
+    await eventually('A and B to split the partitions between them', async () => {
       const [pa, pb] = [latestAssignment(a), latestAssignment(b)];
       return pa.length > 0 && pb.length > 0 && pa.length + pb.length === partitions && pa.every((x) => !pb.includes(x));
     });
     const splitAt = Date.now();
-    await waitUntil('both A and B to credit their partitions', async () => creditedAfter(a, splitAt) && creditedAfter(b, splitAt));
+    await eventually('both A and B to credit their partitions', async () => creditedAfter(a, splitAt) && creditedAfter(b, splitAt));
 
     const c = start();
     await waitUntilRunning(c);
-    await waitUntil('the group to rebalance over three workers', async () => {
+    await eventually('the group to rebalance over three workers', async () => {
       const all = [a, b, c].map(latestAssignment);
       return all.every((x) => x.length === 2) && new Set(all.flat()).size === partitions;
     });
     const rebalancedAt = Date.now();
-    await waitUntil('all three to credit after the rebalance', async () => [a, b, c].every((p) => creditedAfter(p, rebalancedAt)));
+    await eventually('all three to credit after the rebalance', async () => [a, b, c].every((p) => creditedAfter(p, rebalancedAt)));
 
     producing = false;
     await stream;
-    await waitUntil('the group to consume everything', () => groupCaughtUp(testKafka(), group, topic.topic));
+    await eventually('the group to consume everything', () => groupCaughtUp(testKafka(), group, topic.topic));
 
     const { rows } = await db.pool.query<{ account_id: string; balance: string }>('SELECT account_id, balance FROM accounts ORDER BY account_id');
     for (const row of rows) assert.equal(Number(row.balance), expected.get(Number(row.account_id)) ?? 0, `account ${row.account_id}`);

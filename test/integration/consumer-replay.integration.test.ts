@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { consumerEnv, eventsWithDuplicates, groupCaughtUp, produceEvents, spawnConsumer, waitUntil, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, eventsWithDuplicates, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic, testKafka } from '../support/kafka';
+import { eventually } from '../support/wait';
 
 describe('consumer: 10,000 events with 20% duplicates, then a full replay by a new group', () => {
   let db: TestDatabase;
@@ -41,7 +42,7 @@ describe('consumer: 10,000 events with 20% duplicates, then a full replay by a n
     const group = uniqueName('replay-first');
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue: uniqueName('replay-queue') }));
     await waitUntilRunning(consumer);
-    await waitUntil('the first group to consume everything', () => groupCaughtUp(kafka, group, topic.topic));
+    await eventually('the first group to consume everything', () => groupCaughtUp(kafka, group, topic.topic));
     await assertBalancesExact();
     assert.deepEqual(totals(consumer), { applied: 8_000, duplicates: 2_000 });
     await consumer.stop();
@@ -51,7 +52,7 @@ describe('consumer: 10,000 events with 20% duplicates, then a full replay by a n
     const group = uniqueName('replay-second');
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue: uniqueName('replay-queue') }));
     await waitUntilRunning(consumer);
-    await waitUntil('the replaying group to consume everything', () => groupCaughtUp(testKafka(), group, topic.topic));
+    await eventually('the replaying group to consume everything', () => groupCaughtUp(testKafka(), group, topic.topic));
     await assertBalancesExact();
     assert.deepEqual(totals(consumer), { applied: 0, duplicates: 10_000 }, 'every replayed message is a counted duplicate');
   });

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import type { ApplyCreditResult } from '../../inbox/apply-credit';
-import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntil, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic, testKafka } from '../support/kafka';
 import { testTemporalClient } from '../support/temporal';
+import { eventually } from '../support/wait';
 
 // The seed's third scene, literally: evt_9f2 credits account 42 with 500, delivered twice.
 describe('inbox: the seed example (evt_9f2 delivered twice)', () => {
@@ -36,7 +37,7 @@ describe('inbox: the seed example (evt_9f2 delivered twice)', () => {
     const kafka = testKafka();
     await produceEvents(kafka, topic.topic, [evt]);
     await produceEvents(kafka, topic.topic, [evt]);
-    await waitUntil('the group to commit both deliveries', () => groupCaughtUp(kafka, group, topic.topic));
+    await eventually('the group to commit both deliveries', () => groupCaughtUp(kafka, group, topic.topic));
 
     const { rows } = await db.pool.query('SELECT balance::int FROM accounts WHERE account_id = 42');
     assert.equal(rows[0].balance, 500);

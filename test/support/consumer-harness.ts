@@ -136,14 +136,6 @@ export async function groupCaughtUp(kafka: Kafka, group: string, topic: string):
   }
 }
 
-export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 90_000, everyMs = 250): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 /** `unique` events plus `duplicates` redeliveries of earlier ones placed after them; and the balances they must produce. */
 export function eventsWithDuplicates(prefix: string, unique: number, duplicates: number, accounts: number): { events: PaymentEvent[]; expected: Map<number, number> } {

@@ -12,7 +12,6 @@ import { uniqueName } from './ids';
 import { testKafka } from './kafka';
 
 // Kept importable from here for the tests that already do; the one definition is in wait.ts.
-export { eventually } from './wait';
 
 // Relay test plumbing: an in-process relay worker on a task queue of its own, relay worker
 // processes (for kill -9), and an exact read of everything a topic holds.
