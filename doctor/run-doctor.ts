@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config/env';
 import { createPool } from '../db/pool';
+import { consumerLagCheck } from './checks/consumer-lag';
 import { inboxTableCheck } from './checks/inbox-table';
 import { outboxTableCheck } from './checks/outbox-table';
 import { pendingIndexCheck } from './checks/pending-index';
@@ -8,7 +9,7 @@ import { pollPlanCheck } from './checks/poll-plan';
 import { retentionScheduleCheck } from './checks/retention-schedule';
 import type { Check, CheckResult, DoctorContext } from './types';
 
-export const CHECKS: Check[] = [outboxTableCheck, pendingIndexCheck, pollPlanCheck, inboxTableCheck, retentionScheduleCheck];
+export const CHECKS: Check[] = [outboxTableCheck, pendingIndexCheck, pollPlanCheck, inboxTableCheck, consumerLagCheck, retentionScheduleCheck];
 
 export interface DoctorReport {
   healthy: boolean;
