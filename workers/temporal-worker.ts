@@ -1,13 +1,19 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config/env';
+import { bundleInChildProcess } from './bundle-workflows';
 
-export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'workflowsPath' | 'activities'> & Partial<WorkerOptions>;
+export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & { workflowsPath: string } & Omit<Partial<WorkerOptions>, 'workflowsPath' | 'workflowBundle'>;
 
-/** Connects to the configured Temporal server and creates one worker; the caller runs and closes it. */
+/**
+ * Connects to the configured Temporal server and creates one worker; the caller runs and closes
+ * it. Its workflow code is bundled in a child process, which keeps the worker's memory small.
+ */
 export async function createTemporalWorker(config: Config, parts: WorkerParts): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const { workflowsPath, ...options } = parts;
+  const code = await bundleInChildProcess(config.local.cacheDir, workflowsPath);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   try {
-    const worker = await Worker.create({ connection, namespace: config.temporal.namespace, ...parts });
+    const worker = await Worker.create({ connection, namespace: config.temporal.namespace, workflowBundle: { code }, ...options });
     return { worker, connection };
   } catch (err) {
     await connection.close();
