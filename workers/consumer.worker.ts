@@ -2,13 +2,14 @@ import { Client } from '@temporalio/client';
 import type { Consumer, Producer } from 'kafkajs';
 import { createInboxActivities } from '../activities/inbox';
 import { TASK_QUEUES } from '../config/constants';
-import { ConfigError, loadConfig, type Config } from '../config/env';
+import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
 import { createBatchHandler, creditWorkflowRunner } from '../inbox/consume-batch';
 import { CreditCoalescer } from '../inbox/credit-coalescer';
 import { createKafka } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
+import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
 // One consumer process: a member of the Kafka consumer group that turns batches into
@@ -124,21 +125,4 @@ async function main(config: Config): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    // Refusing to start is the point (e.g. an inbox horizon shorter than Kafka can redeliver):
-    // one clear message, non-zero exit.
-    process.stderr.write(`consumer worker refused to start: ${err instanceof ConfigError ? err.message : String(err)}\n`);
-    process.exit(1);
-  }
-  main(config).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`consumer worker failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runWorkerMain('consumer worker', main);

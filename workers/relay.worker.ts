@@ -1,11 +1,12 @@
 import type { Producer } from 'kafkajs';
 import { createRelayActivities, PendingListener } from '../activities/relay';
 import { TASK_QUEUES } from '../config/constants';
-import { ConfigError, loadConfig, type Config } from '../config/env';
+import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
 import { createKafka } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
+import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
 // One relay worker process: runs relay shard workflows and their activities. Any number of
@@ -48,19 +49,4 @@ export async function runRelayWorker(config: Config): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    process.stderr.write(`relay worker refused to start: ${err instanceof ConfigError ? err.message : String(err)}\n`);
-    process.exit(1);
-  }
-  runRelayWorker(config).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`relay worker failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runWorkerMain('relay worker', runRelayWorker);

@@ -1,15 +1,15 @@
 import { createRetentionActivities } from '../activities/retention';
-import { loadConfig } from '../config/env';
+import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
+import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
 // The retention worker: runs the retention workflow and its activities on the retention task
 // queue. The Schedule starts the runs; this process only executes them. One is enough (runs are
 // minutes apart and never overlap); a second one is a hot spare, not double deletion.
 
-async function main() {
-  const config = loadConfig();
+async function main(config: Config) {
   const logger = createLogger('retention-worker', config.logLevel);
   // Two connections: one for the running batch, one for the catalog and probe queries beside it.
   const pool = createPool(config.database.url, { max: 2, application_name: 'outbox-retention' });
@@ -34,7 +34,4 @@ async function main() {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`retention worker failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+if (require.main === module) runWorkerMain('retention worker', main);
