@@ -152,3 +152,44 @@ export async function relayStatuses(opts: RelayControlOptions, shardCount: numbe
   }
   return out;
 }
+
+/** A shard whose workflow task has failed this many times in a row is not making progress. */
+const STUCK_AFTER_TASK_ATTEMPTS = 3;
+
+/**
+ * Running shards whose workflow task keeps failing — typically a nondeterminism error after the
+ * relay's workflow code changed under a running shard (deployed without `relay stop` first).
+ */
+export async function stuckShards(opts: RelayControlOptions, shardCount: number): Promise<{ shardIndex: number; attempt: number }[]> {
+  const workflowId = opts.workflowId ?? relayWorkflowId;
+  const stuck: { shardIndex: number; attempt: number }[] = [];
+  for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
+    try {
+      const description = await opts.client.workflow.getHandle(workflowId(shardIndex)).describe();
+      const attempt = description.raw.pendingWorkflowTask?.attempt ?? 0;
+      if (description.status.name === 'RUNNING' && attempt >= STUCK_AFTER_TASK_ATTEMPTS) stuck.push({ shardIndex, attempt });
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
+  return stuck;
+}
+
+/**
+ * Terminates the given shards and starts them afresh. Safe because a relay keeps no progress of
+ * its own: what is published lives in outbox_events (published_at), so a new run picks up every
+ * pending row; the worst case is the batch in flight being published again (at-least-once).
+ */
+export async function restartShards(opts: RelayControlOptions, shardIndexes: number[], shardCount: number): Promise<number[]> {
+  const workflowId = opts.workflowId ?? relayWorkflowId;
+  for (const shardIndex of shardIndexes) {
+    await opts.client.workflow
+      .getHandle(workflowId(shardIndex))
+      .terminate('restarted by the operator (relay restart)')
+      .catch((err: unknown) => {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      });
+  }
+  const { started } = await startRelays(opts, shardCount);
+  return started;
+}

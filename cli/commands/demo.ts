@@ -11,7 +11,7 @@ import { loadConfig } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { cachePaths } from '../../infra/paths';
 import { stackDown, stackUp, type ServiceName } from '../../infra/stack';
-import { startRelays } from '../../outbox/relay-control';
+import { restartShards, startRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
 import { ensureRetentionSchedule } from '../../retention/schedule';
 
 // The same processes and flags as the npm scripts `worker:relay`, `worker:consumer`, `worker:retention`.
@@ -56,8 +56,10 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     const client = new Client({ connection, namespace: config.temporal.namespace });
     await waitForPollers(client, [config.relay.taskQueue ?? TASK_QUEUES.relay, config.consumer.taskQueue ?? TASK_QUEUES.consumer, config.retention.taskQueue]);
     say('all three workers are polling Temporal');
-    const relays = await startRelays({ client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize }, config.relay.shards);
+    const control = { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize };
+    const relays = await startRelays(control, config.relay.shards);
     say(`relay shards: started [${relays.started.join(', ')}], already running [${relays.alreadyRunning.join(', ')}]`);
+    if (relays.alreadyRunning.length > 0) await restartStuckShards(control, config.relay.shards, say);
     say(`retention schedule ${config.retention.scheduleId}: ${await ensureRetentionSchedule(client, config)} (every ${config.retention.interval})`);
     await connection.close();
 
@@ -97,4 +99,17 @@ async function drained(pool: import('pg').Pool, say: (m: string) => void): Promi
   }
   say(`NOT drained after 120 s: ${stats.outboxPending} events pending, balances ${stats.balanceTotal} vs confirmed ${stats.confirmedTotal}`);
   return false;
+}
+
+/**
+ * Shards left running by an earlier demo may have been written by older workflow code; replaying
+ * them with this code fails (nondeterminism) and they stall. Give the worker a few seconds to
+ * try, then restart any shard whose workflow task keeps failing (safe: progress lives in the table).
+ */
+async function restartStuckShards(control: RelayControlOptions, shardCount: number, say: (m: string) => void) {
+  await new Promise((r) => setTimeout(r, 5000));
+  const stuck = await stuckShards(control, shardCount);
+  if (stuck.length === 0) return;
+  say(`relay shards [${stuck.map((s) => s.shardIndex).join(', ')}] are stuck (workflow task failing, e.g. after a code change): restarting them`);
+  await restartShards(control, stuck.map((s) => s.shardIndex), shardCount);
 }

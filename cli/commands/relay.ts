@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { listParked, redriveParked } from '../../outbox/queries/parked-rows';
 import { readLayout } from '../../outbox/queries/relay-layout';
-import { relayStatuses, reshardRelays, startRelays, stopRelays, type RelayControlOptions } from '../../outbox/relay-control';
+import { relayStatuses, reshardRelays, restartShards, startRelays, stopRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
 
 /** Runs `work` with a Temporal client and a small pool, closing both. */
 async function withControl<T>(config: Config, batchSize: number, work: (opts: RelayControlOptions) => Promise<T>): Promise<T> {
@@ -52,6 +52,20 @@ export function registerRelayCommands(program: Command) {
         const shards = (await readLayout(opts.db)) ?? config.relay.shards;
         const { stopped } = await stopRelays(opts, shards);
         console.log(`stopped relay shards [${stopped.join(', ')}]`);
+      });
+    });
+
+  relay
+    .command('restart')
+    .description('terminate the relay shards and start them afresh (safe: progress lives in outbox_events); the fix for a shard stuck after a code change')
+    .option('--stuck-only', 'only shards whose workflow task keeps failing')
+    .action(async (o: { stuckOnly?: boolean }) => {
+      const config = loadConfig();
+      await withControl(config, config.relay.batchSize, async (opts) => {
+        const shards = (await readLayout(opts.db)) ?? config.relay.shards;
+        const targets = o.stuckOnly ? (await stuckShards(opts, shards)).map((s) => s.shardIndex) : Array.from({ length: shards }, (_, i) => i);
+        const started = targets.length ? await restartShards(opts, targets, shards) : [];
+        console.log(targets.length ? `restarted relay shards [${started.join(', ')}]` : 'no relay shard is stuck');
       });
     });
 
