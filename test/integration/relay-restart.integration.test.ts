@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import type { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { restartShards, stuckShards } from '../../outbox/relay-control';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { uniqueName } from '../support/ids';
+import { createTestTopic } from '../support/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../support/relay-harness';
+import { testTemporalClient } from '../support/temporal';
+import { eventually } from '../support/wait';
+
+// After a deploy that changed the relay's workflow code under a running shard, the shard's
+// workflow task fails on every attempt. `relay restart --stuck-only` must find it and bring it
+// back with the current code, losing nothing: progress lives in outbox_events.
+describe('relay restart of a stuck shard', function () {
+  this.timeout(180_000);
+  let temporal: { client: Client; connection: Connection };
+  let db: TestDatabase;
+  let topic: Awaited<ReturnType<typeof createTestTopic>>;
+  let relay: InProcessRelay | undefined;
+  const ids = [uniqueName('stuck-shard-0')];
+
+  before(async () => {
+    temporal = await testTemporalClient();
+    db = await createTestDatabase();
+    topic = await createTestTopic(1);
+  });
+  after(async () => {
+    for (const id of ids) await temporal.client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+    await relay?.close();
+    await temporal?.connection.close();
+    await topic?.remove();
+    await db?.drop();
+  });
+
+  it('finds the shard whose workflow task keeps failing and restarts it with working code', async () => {
+    const config = relayTestConfig(db.url, topic.topic);
+    const control = { client: temporal.client, db: db.pool, taskQueue: config.relay.taskQueue!, batchSize: 100, workflowId: (i: number) => ids[i]! };
+    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"before-restart","account_id":1,"amount":5}')`);
+
+    // The "old code": a worker whose relayShardWorkflow fails every workflow task.
+    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const broken = await Worker.create({ connection, namespace: config.temporal.namespace, taskQueue: control.taskQueue, workflowsPath: require.resolve('../fixtures/stuck-relay-workflow') });
+    await broken.runUntil(async () => {
+      await temporal.client.workflow.start('relayShardWorkflow', { taskQueue: control.taskQueue, workflowId: ids[0]!, args: [{ shardIndex: 0, shardCount: 1, batchSize: 100 }] });
+      await eventually('the shard to be seen as stuck', async () => (await stuckShards(control, 1)).length === 1, 120_000, 500);
+    });
+    await connection.close();
+    assert.equal((await db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL')).rows[0].n, 1, 'nothing published while stuck');
+
+    // The "new code": the real relay worker; restart brings the shard back and it drains the table.
+    relay = await startInProcessRelay(config);
+    assert.deepEqual(await restartShards(control, [0], 1), [0]);
+    await eventually('the row published after the restart', async () => (await db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL')).rows[0].n === 0);
+    assert.deepEqual(await stuckShards(control, 1), []);
+    const messages = await readWholeTopic(topic.topic);
+    assert.deepEqual(messages.map((m) => JSON.parse(m.value).event_id), ['before-restart']);
+  });
+});
