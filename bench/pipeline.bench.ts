@@ -10,6 +10,7 @@ import { ensureTopics } from '../kafka/topics';
 import { startRelays } from '../outbox/relay-control';
 import { percentile, saveBenchmark } from './support/report';
 import { createScratchDatabase } from './support/scratch-database';
+import { WORKER_NODE_ARGS } from '../workers/node-args';
 
 // The whole pipeline's latency, end to end: outbox commit → relay → Kafka → consumer → balance
 // credited, at 1,000 events/s offered, with a relay worker and a consumer worker as real
@@ -41,8 +42,8 @@ async function main() {
   await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
   const logDir = path.join(config.local.cacheDir, 'logs', 'bench-pipeline');
   const workers = [
-    startChildWorker('relay-worker', 'workers/relay.worker.ts', logDir, env),
-    startChildWorker('consumer-worker', 'workers/consumer.worker.ts', logDir, env, ['--max-old-space-size=192']),
+    startChildWorker('relay-worker', 'workers/relay.worker.ts', logDir, env, [...WORKER_NODE_ARGS.relay]),
+    startChildWorker('consumer-worker', 'workers/consumer.worker.ts', logDir, env, [...WORKER_NODE_ARGS.consumer]),
   ];
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../config/env';
+import { WORKER_NODE_ARGS } from '../../workers/node-args';
 
 /**
  * A relay worker process (`workers/relay.worker.ts`) with its own environment: what the relay
@@ -13,7 +14,7 @@ export class RelayWorkerProcess {
   private running = false;
 
   constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')], {
+    this.child = spawn(process.execPath, [...WORKER_NODE_ARGS.relay, '--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,15 +11,15 @@ import { loadConfig } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { cachePaths } from '../../infra/paths';
 import { stackDown, stackUp, type ServiceName } from '../../infra/stack';
+import { WORKER_NODE_ARGS } from '../../workers/node-args';
 import { restartShards, startRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
 import { ensureRetentionSchedule } from '../../retention/schedule';
 
 // The same processes and flags as the npm scripts `worker:relay`, `worker:consumer`, `worker:retention`.
 const WORKERS = [
-  { name: 'relay-worker', entry: 'workers/relay.worker.ts', nodeArgs: [] },
-  // The heap cap keeps the consumer under 300 MB RSS at full load without costing throughput (docs/consumer.md).
-  { name: 'consumer-worker', entry: 'workers/consumer.worker.ts', nodeArgs: ['--max-old-space-size=192'] },
-  { name: 'retention-worker', entry: 'workers/retention.worker.ts', nodeArgs: [] },
+  { name: 'relay-worker', entry: 'workers/relay.worker.ts', nodeArgs: [...WORKER_NODE_ARGS.relay] },
+  { name: 'consumer-worker', entry: 'workers/consumer.worker.ts', nodeArgs: [...WORKER_NODE_ARGS.consumer] },
+  { name: 'retention-worker', entry: 'workers/retention.worker.ts', nodeArgs: [...WORKER_NODE_ARGS.retention] },
 ];
 
 export function registerDemoCommand(program: Command) {
