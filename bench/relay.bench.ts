@@ -1,15 +1,17 @@
-import crypto from 'node:crypto';
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
 import type { RelayActivityMode } from '../workflows/relay';
-import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../workflows/relay-timeouts';
+import { createBenchTopic, deleteBenchTopics } from './support/bench-topic';
 import { measureCpu } from './support/cpu-usage';
 import { probeKafkaSend } from './support/kafka-send-probe';
+import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { profileRelayHistory } from './support/relay-history-profile';
+import { Relays } from './support/relay-shards';
 import { RelayWorkerProcess } from './support/relay-worker-process';
 import { median, percentile, saveBenchmark } from './support/report';
+import { runId } from './support/run-id';
 import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database';
 
 // Relay benchmark: outbox commit → Kafka ack (acks=all) → marked published. Compares the relay's
@@ -35,79 +37,7 @@ const LATENCY_SECONDS = quick ? 5 : 10;
 const config = loadConfig();
 const kafka = new Kafka({ clientId: `relay-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const runId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${crypto.randomBytes(3).toString('hex')}`;
 const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
-
-async function createTopic(): Promise<string> {
-  const topic = runId('bench-relay');
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [{ topic, numPartitions: 6, replicationFactor: 1, configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] }],
-  });
-  await admin.disconnect();
-  return topic;
-}
-
-async function deleteTopics(topics: string[]) {
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.deleteTopics({ topics }).catch(() => undefined);
-  await admin.disconnect();
-}
-
-async function insertBacklog(db: ScratchDatabase, n: number) {
-  for (let from = 1; from <= n; from += 10_000) {
-    await db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
-       SELECT 'payment_confirmed', jsonb_build_object('event_id', md5(random()::text || g), 'type', 'payment_confirmed', 'account_id', g % 1000, 'amount', 100)
-         FROM generate_series($1::int, $2::int) g`,
-      [from, Math.min(n, from + 9_999)],
-    );
-  }
-}
-
-const pendingCount = async (db: ScratchDatabase) => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n);
-
-async function waitDrained(db: ScratchDatabase, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while ((await pendingCount(db)) > 0) {
-    if (Date.now() > deadline) throw new Error(`${what}: not drained in ${timeoutMs} ms`);
-    await sleep(25);
-  }
-}
-
-/** Relay shards of one run, under unique workflow ids; terminated after it. */
-class Relays {
-  readonly workflowIds: string[] = [];
-  constructor(private readonly client: Client, private readonly taskQueue: string) {}
-  async start(opts: { shards: number; batchSize: number; mode: RelayActivityMode }) {
-    for (let i = 0; i < opts.shards; i++) {
-      const workflowId = runId(`bench-relay-${opts.mode}-shard-${i}`);
-      this.workflowIds.push(workflowId);
-      await this.client.workflow.start('relayShardWorkflow', {
-        taskQueue: this.taskQueue,
-        workflowId,
-        workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
-        args: [{ shardIndex: i, shardCount: opts.shards, batchSize: opts.batchSize, activityMode: opts.mode }],
-      });
-    }
-  }
-  /** Once every shard is idle its open workflow task has completed, so its history holds every marker. */
-  async waitIdle(timeoutMs = 30_000) {
-    const deadline = Date.now() + timeoutMs;
-    for (const id of this.workflowIds) {
-      while ((await this.client.workflow.getHandle(id).query<{ state: string }>('status')).state !== 'idle') {
-        if (Date.now() > deadline) return;
-        await sleep(100);
-      }
-    }
-  }
-  async terminate() {
-    for (const id of this.workflowIds.splice(0)) await this.client.workflow.getHandle(id).terminate('benchmark run over').catch(() => undefined);
-  }
-}
 
 /** Worker processes serving one task queue, started once and reused by every run on it. */
 interface WorkerPool {
@@ -137,6 +67,7 @@ async function throughputRun(db: ScratchDatabase, client: Client, workers: Worke
     await insertBacklog(db, 100);
     await waitDrained(db, 60_000, 'warm-up');
     await sleep(300);
+    for (const w of workers.processes) w.resetPeakRss();
     const cpu = measureCpu(() => workers.processes.map((p) => p.child.pid!));
     const t0 = Date.now();
     // Committed in 10,000-row transactions while the relays already drain (they wake on NOTIFY).
@@ -145,11 +76,13 @@ async function throughputRun(db: ScratchDatabase, client: Client, workers: Worke
     await waitDrained(db, 180_000, 'backlog');
     const seconds = (Date.now() - t0) / 1000;
     const cpuUsage = cpu.stop();
+    const peakRssMiB = Math.max(...workers.processes.map((w) => w.peakRssMiB() ?? 0));
     await relays.waitIdle();
     const eventsPerSecond = Math.round(EVENTS / seconds);
     console.log(
       `throughput ${opts.mode.padEnd(6)} batch=${opts.batchSize} shards=${opts.shards} workers=${workers.processes.length}: ${eventsPerSecond} events/s ` +
-        `(${EVENTS} in ${seconds.toFixed(2)} s; inserts took ${insertSeconds.toFixed(2)} s; ${cpuUsage.coresBusy} of ${cpuUsage.cores} cores busy; load ${loadAverage()[0]})`,
+        `(${EVENTS} in ${seconds.toFixed(2)} s; inserts took ${insertSeconds.toFixed(2)} s; ${cpuUsage.coresBusy} of ${cpuUsage.cores} cores busy; ` +
+        `worker peak RSS ${peakRssMiB} MiB; load ${loadAverage()[0]})`,
     );
     return {
       ...opts,
@@ -158,6 +91,7 @@ async function throughputRun(db: ScratchDatabase, client: Client, workers: Worke
       seconds: +seconds.toFixed(2),
       insertSeconds: +insertSeconds.toFixed(2),
       eventsPerSecond,
+      peakRssMiB,
       cpu: cpuUsage,
       loadAverage1m: loadAverage()[0],
       profileShard0: await profileRelayHistory(client, relays.workflowIds[0]!),
@@ -279,8 +213,8 @@ async function main() {
   const startedAt = Date.now();
   console.log(`relay benchmark: load average ${loadAtStart.join(' ')} on ${os.cpus().length} cores${quick ? ' (quick)' : ''}`);
   const db = await createScratchDatabase(config.database.url, 'bench_relay');
-  const topic = await createTopic();
-  const probeTopic = await createTopic();
+  const topic = await createBenchTopic(kafka);
+  const probeTopic = await createBenchTopic(kafka);
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   // One worker on its own queue for the single-worker runs, two on another for the scaling run;
@@ -304,7 +238,8 @@ async function main() {
       const of = (mode: RelayActivityMode) => throughput.filter((t) => t.mode === mode && t.batchSize === c.batchSize && t.shards === c.shards).map((t) => t.eventsPerSecond);
       const remote = median(of('remote'));
       const local = median(of('local'));
-      return { ...c, remoteMedian: remote, localMedian: local, localOverRemote: ratio(local, remote), remoteRuns: of('remote'), localRuns: of('local') };
+      const localPeakRss = throughput.filter((t) => t.mode === 'local' && t.batchSize === c.batchSize && t.shards === c.shards).map((t) => t.peakRssMiB);
+      return { ...c, remoteMedian: remote, localMedian: local, localOverRemote: ratio(local, remote), remoteRuns: of('remote'), localRuns: of('local'), localPeakRssMiB: Math.max(...localPeakRss) };
     });
     const best = [...throughputSummary].sort((a, b) => b.localMedian - a.localMedian)[0]!;
 
@@ -358,12 +293,17 @@ async function main() {
     }
 
     console.log('\nsummary (medians of', REPEATS, 'runs):');
-    for (const s of throughputSummary) console.log(`  throughput batch=${s.batchSize} shards=${s.shards}: remote ${s.remoteMedian}/s, local ${s.localMedian}/s, local/remote ${s.localOverRemote}×`);
+    for (const s of throughputSummary) {
+      console.log(`  throughput batch=${s.batchSize} shards=${s.shards}: remote ${s.remoteMedian}/s, local ${s.localMedian}/s, local/remote ${s.localOverRemote}×; local worker peak RSS ${s.localPeakRssMiB} MiB`);
+    }
     console.log(`  workers (local, batch=${scalingSummary.batchSize} shards=${scalingSummary.shards}): 1 → ${scalingSummary.oneWorkerMedian}/s, 2 → ${scalingSummary.twoWorkersMedian}/s (${scalingSummary.twoOverOne}×)`);
     console.log(`  latency at 1,000/s: remote p50 ${latencySummary.remote.p50MsMedian} / p99 ${latencySummary.remote.p99MsMedian} ms; local p50 ${latencySummary.local.p50MsMedian} / p99 ${latencySummary.local.p99MsMedian} ms`);
-    // Every worker process has been through every full-load run by now: its high-water mark is the figure.
-    const workerPeakRssMiB = [...one.processes, ...two.processes].map((w) => w.peakRssMiB());
-    console.log(`  relay worker peak RSS (VmHWM): ${workerPeakRssMiB.join(', ')} MiB`);
+    // The highest per-run peak of each pool (the high-water mark is reset before every run).
+    const workerPeakRssMiB = {
+      oneWorker: Math.max(...[...throughput, ...scaling].filter((t) => t.workers === 1).map((t) => t.peakRssMiB)),
+      twoWorkers: Math.max(...scaling.filter((t) => t.workers === 2).map((t) => t.peakRssMiB)),
+    };
+    console.log(`  relay worker peak RSS (VmHWM, any run): ${workerPeakRssMiB.oneWorker} MiB alone, ${workerPeakRssMiB.twoWorkers} MiB with two workers`);
     const loadAtEnd = loadAverage();
     console.log(`  load average: ${loadAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min`);
 
@@ -419,7 +359,7 @@ async function main() {
   } finally {
     for (const w of [...one.processes, ...two.processes]) await w.kill9();
     await connection.close();
-    await deleteTopics([topic, probeTopic]);
+    await deleteBenchTopics(kafka, [topic, probeTopic]);
     await db.drop();
   }
 }

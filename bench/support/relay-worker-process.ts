@@ -4,6 +4,14 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../../config/env';
 import { WORKER_NODE_ARGS } from '../../workers/node-args';
 
+export interface WorkerMemoryLog {
+  rssMiB: number;
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  externalMiB: number;
+  arrayBuffersMiB: number;
+}
+
 /**
  * A relay worker process (`workers/relay.worker.ts`) with its own environment: what the relay
  * benchmark measures and what the crash tests kill -9. stderr is kept for diagnostics.
@@ -11,18 +19,29 @@ import { WORKER_NODE_ARGS } from '../../workers/node-args';
 export class RelayWorkerProcess {
   readonly child: ChildProcess;
   stderr = '';
+  /** The last `relay worker memory` line's figures (workers/memory-log.ts; RELAY_MEMORY_LOG_MS set). */
+  lastMemoryLog?: WorkerMemoryLog;
   private running = false;
+  private stdoutTail = '';
 
-  constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, [...WORKER_NODE_ARGS.relay, '--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')], {
+  /** `extraNodeArgs` come after the production flags (diagnostics such as --heapsnapshot-signal). */
+  constructor(env: Record<string, string>, extraNodeArgs: string[] = []) {
+    this.child = spawn(process.execPath, [...WORKER_NODE_ARGS.relay, ...extraNodeArgs, '--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
     this.child.stdout!.on('data', (d: Buffer) => {
-      if (!this.running && d.toString().includes('relay worker running')) this.running = true;
+      const lines = (this.stdoutTail + d.toString()).split('\n');
+      this.stdoutTail = lines.pop()!;
+      for (const line of lines) this.onLogLine(line);
     });
+  }
+
+  private onLogLine(line: string) {
+    if (line.includes('relay worker running')) this.running = true;
+    if (line.includes('relay worker memory')) this.lastMemoryLog = (JSON.parse(line) as { memory: WorkerMemoryLog }).memory;
   }
 
   /** Resolves once the worker has bundled its workflows and polls its task queue. */
@@ -37,11 +56,32 @@ export class RelayWorkerProcess {
 
   /** The process's peak resident memory so far (VmHWM, Linux), in MiB; undefined elsewhere. */
   peakRssMiB(): number | undefined {
+    return this.procStatusMiB('VmHWM');
+  }
+
+  /** The process's resident memory now (VmRSS, Linux), in MiB; undefined elsewhere. */
+  rssMiB(): number | undefined {
+    return this.procStatusMiB('VmRSS');
+  }
+
+  private procStatusMiB(field: 'VmHWM' | 'VmRSS'): number | undefined {
     try {
-      const kb = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${this.child.pid}/status`, 'utf8'))?.[1];
+      const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${this.child.pid}/status`, 'utf8'))?.[1];
       return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
     } catch {
       return undefined;
+    }
+  }
+
+  /**
+   * Starts a new high-water mark at the current RSS (Linux ≥ 4.0: writing 5 to clear_refs), so
+   * one worker that runs many configurations reports each one's peak separately.
+   */
+  resetPeakRss(): void {
+    try {
+      fs.writeFileSync(`/proc/${this.child.pid}/clear_refs`, '5');
+    } catch {
+      // Not Linux, or not permitted: peaks then accumulate over the runs, as VmHWM does.
     }
   }
 
