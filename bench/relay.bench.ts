@@ -97,7 +97,7 @@ async function throughputRun(db: ScratchDatabase, client: Client, workers: Worke
       profileShard0: await profileRelayHistory(client, relays.workflowIds[0]!),
     };
   } finally {
-    await relays.terminate();
+    await relays.stop();
   }
 }
 
@@ -167,7 +167,7 @@ async function latencyRun(db: ScratchDatabase, client: Client, workers: WorkerPo
     console.log(`latency ${mode.padEnd(6)} at ${result.offeredPerSecond}/s offered: p50 ${result.p50Ms} ms, p90 ${result.p90Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms (${result.received}/${total}; load ${result.loadAverage1m})`);
     return { ...result, profileShard0: await profileRelayHistory(client, relays.workflowIds[0]!) };
   } finally {
-    await relays.terminate();
+    await relays.stop();
   }
 }
 
@@ -202,7 +202,7 @@ async function idleRun(db: ScratchDatabase, client: Client, workers: WorkerPool,
     console.log(`idle: ${result.databaseTransactionsPerIdleMinute} database transactions/min for ${shards} shards; history events/min per shard: ${result.historyEventsPerIdleMinutePerShard.join(', ')}`);
     return result;
   } finally {
-    await relays.terminate();
+    await relays.stop();
   }
 }
 

@@ -58,6 +58,8 @@ const schema = z.object({
    * at this point (prints a marker, then hangs) so a test can kill -9 it exactly there.
    */
   RELAY_FAULT_PAUSE_AT: z.enum(['after-kafka-ack', 'before-mark']).optional(),
+  /** When set, the relay worker logs its memory (RSS, V8 heap, external) this often; for soak runs. */
+  RELAY_MEMORY_LOG_MS: durationMs.optional(),
 
   RETENTION_WINDOW_MS: durationMs.default(24 * 3600_000),
   RETENTION_INTERVAL: z.string().regex(/^\d+[smhd]$/, 'must look like 30s, 10m, 1h or 1d').default('10m'),
@@ -109,6 +111,7 @@ export interface Config {
     idleWaitMs: number;
     fallbackPollMs: number;
     faultPauseAt?: 'after-kafka-ack' | 'before-mark';
+    memoryLogMs?: number;
   };
   inbox: { retentionMs: number };
   consumer: {
@@ -192,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
       faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
+      memoryLogMs: e.RELAY_MEMORY_LOG_MS,
     },
     inbox: { retentionMs: e.INBOX_RETENTION_MS },
     consumer: {

@@ -6,6 +6,7 @@ import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
 import { createKafka } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
+import { startMemoryLog } from './memory-log';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
@@ -40,6 +41,7 @@ export async function runRelayWorker(config: Config): Promise<void> {
       worker.shutdown();
     });
     logger.info({ pid: process.pid, taskQueue, topic: config.kafka.topic, faultPauseAt: config.relay.faultPauseAt }, 'relay worker running');
+    startMemoryLog(logger, config.relay.memoryLogMs);
     await worker.run();
   } finally {
     await connectionToClose?.close().catch(() => undefined);

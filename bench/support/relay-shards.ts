@@ -1,0 +1,64 @@
+import type { Client } from '@temporalio/client';
+import type { RelayActivityMode } from '../../workflows/relay';
+import type { RelayStatus } from '../../workflows/relay-status';
+import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../../workflows/relay-timeouts';
+import { runId } from './run-id';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Relay shards started by a benchmark under unique workflow ids; terminated when it is done with them. */
+export class Relays {
+  readonly workflowIds: string[] = [];
+  constructor(private readonly client: Client, private readonly taskQueue: string) {}
+  async start(opts: { shards: number; batchSize: number; mode: RelayActivityMode }) {
+    for (let i = 0; i < opts.shards; i++) {
+      const workflowId = runId(`bench-relay-${opts.mode}-shard-${i}`);
+      this.workflowIds.push(workflowId);
+      await this.client.workflow.start('relayShardWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId,
+        workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
+        args: [{ shardIndex: i, shardCount: opts.shards, batchSize: opts.batchSize, activityMode: opts.mode }],
+      });
+    }
+  }
+  /** Each shard's `status` query (follows continue-as-new: the handle names no run). */
+  async statuses(): Promise<RelayStatus[]> {
+    return Promise.all(this.workflowIds.map((id) => this.client.workflow.getHandle(id).query<RelayStatus>('status')));
+  }
+  /** Once every shard is idle its open workflow task has completed, so its history holds every marker. */
+  async waitIdle(timeoutMs = 30_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (const id of this.workflowIds) {
+      while ((await this.client.workflow.getHandle(id).query<{ state: string }>('status')).state !== 'idle') {
+        if (Date.now() > deadline) return;
+        await sleep(100);
+      }
+    }
+  }
+  /**
+   * Ends every shard as an operator's stop does (the `stop` signal: finish the batch in hand,
+   * complete), terminating only a shard that has not completed within timeoutMs. Not terminate
+   * alone: a completed workflow leaves its worker's workflow cache at once, a terminated one
+   * stays cached (nothing tells the worker) until the cache is full — up to 60 runs at the
+   * relay's heap cap, each holding its run's state — so one worker that served many benchmark
+   * runs grew by each run's leftovers (BENCH_RESTART_SHARDS=terminate npm run bench:relay-soak).
+   */
+  async stop(timeoutMs = 30_000) {
+    const ids = this.workflowIds.splice(0);
+    await Promise.all(
+      ids.map(async (id) => {
+        const handle = this.client.workflow.getHandle(id);
+        const completed = await handle
+          .signal('stop')
+          .then(() => Promise.race([handle.result().then(() => true), sleep(timeoutMs).then(() => false)]))
+          .catch(() => false);
+        if (!completed) await handle.terminate('benchmark run over').catch(() => undefined);
+      }),
+    );
+  }
+  /** Terminates every shard outright, as `relay restart` does; kept to measure what that leaves behind. */
+  async terminate() {
+    for (const id of this.workflowIds.splice(0)) await this.client.workflow.getHandle(id).terminate('benchmark run over').catch(() => undefined);
+  }
+}
