@@ -1,8 +1,8 @@
 /**
  * Node flags each worker process runs with; `npm run worker:*`, docker-compose.yml and the demo
  * use the same. The heap caps keep each worker under the BRIEF's 300 MB RSS at full load: V8 on
- * a large machine otherwise lets the heap grow lazily to 400–640 MiB (measured: docs/relay.md,
- * docs/consumer.md). The relay's cap costs it some peak throughput (more frequent GC).
+ * a large machine otherwise lets the heap grow lazily to 400–640 MiB. Each isolate gets the cap:
+ * the SDK's workflow thread has its own heap beside the main thread's.
  */
 export const WORKER_NODE_ARGS = {
   relay: ['--max-old-space-size=256'],
