@@ -1,7 +1,8 @@
 /**
  * Node flags each worker process runs with; `npm run worker:*`, docker-compose.yml and the demo
- * use the same. The heap caps keep each worker under the BRIEF's 300 MB RSS at full load: V8 on
- * a large machine otherwise lets the heap grow lazily to 400–640 MiB. Each isolate gets the cap:
+ * use the same. The heap caps hold each worker at about the BRIEF's 300 MB RSS at full load
+ * (280–314 MiB measured: docs/relay.md, docs/consumer.md); without them V8 on a large machine lets
+ * the heap grow lazily to 400–640 MiB. Each isolate gets the cap:
  * the SDK's workflow thread has its own heap beside the main thread's.
  */
 export const WORKER_NODE_ARGS = {
