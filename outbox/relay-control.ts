@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { RELAY_WORKFLOW_TYPE, relayWorkflowId, SEARCH_ATTRIBUTES } from '../config/constants';
 import type { SqlExecutor } from '../db/executor';
@@ -60,6 +60,27 @@ export async function startRelays(opts: RelayControlOptions, shardCount: number)
 }
 
 /**
+ * Signals `stop` to one shard and waits until it has closed (it finishes the batch in hand,
+ * published and marked, first).
+ */
+async function stopShard(handle: WorkflowHandle, deadline: number): Promise<'not running' | 'stopped' | 'still running'> {
+  try {
+    const { status } = await handle.describe();
+    if (status.name !== 'RUNNING') return 'not running';
+    await handle.signal('stop');
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return 'not running';
+    throw err;
+  }
+  for (;;) {
+    const { status } = await handle.describe();
+    if (status.name !== 'RUNNING') return 'stopped';
+    if (Date.now() > deadline) return 'still running';
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
  * Signals `stop` to shards 0..maxShards-1 and waits until each has closed: each finishes the
  * batch in hand (publish and mark) first, so nothing is left half-done.
  */
@@ -68,22 +89,11 @@ export async function stopRelays(opts: RelayControlOptions, maxShards: number, t
   const stopped: number[] = [];
   const deadline = Date.now() + timeoutMs;
   for (let shardIndex = 0; shardIndex < maxShards; shardIndex++) {
-    const handle = opts.client.workflow.getHandle(workflowId(shardIndex));
-    try {
-      const { status } = await handle.describe();
-      if (status.name !== 'RUNNING') continue;
-      await handle.signal('stop');
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) continue;
-      throw err;
+    const outcome = await stopShard(opts.client.workflow.getHandle(workflowId(shardIndex)), deadline);
+    if (outcome === 'still running') {
+      throw new RelayControlError(`relay shard ${shardIndex} did not stop within ${timeoutMs / 1000} s (is a relay worker running? is an activity stuck retrying?)`);
     }
-    for (;;) {
-      const { status } = await handle.describe();
-      if (status.name !== 'RUNNING') break;
-      if (Date.now() > deadline) throw new RelayControlError(`relay shard ${shardIndex} did not stop within ${timeoutMs / 1000} s (is a relay worker running? is an activity stuck retrying?)`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    stopped.push(shardIndex);
+    if (outcome === 'stopped') stopped.push(shardIndex);
   }
   return { stopped };
 }
@@ -176,19 +186,23 @@ export async function stuckShards(opts: RelayControlOptions, shardCount: number)
 }
 
 /**
- * Terminates the given shards and starts them afresh. Safe because a relay keeps no progress of
- * its own: what is published lives in outbox_events (published_at), so a new run picks up every
- * pending row; the worst case is the batch in flight being published again (at-least-once).
+ * Ends the given shards and starts them afresh. A healthy shard is asked to stop first (it
+ * finishes its batch, so nothing is published twice, and its run leaves the workers' workflow
+ * caches, which a terminated run does not); a stuck shard cannot process that signal, and one
+ * that has not stopped within `graceMs` is terminated. Both are safe because a relay keeps no
+ * progress of its own: what is published lives in outbox_events (published_at), so a new run
+ * picks up every pending row; the worst case is the batch in flight being published again.
  */
-export async function restartShards(opts: RelayControlOptions, shardIndexes: number[], shardCount: number): Promise<number[]> {
+export async function restartShards(opts: RelayControlOptions, shardIndexes: number[], shardCount: number, graceMs = 30_000): Promise<number[]> {
   const workflowId = opts.workflowId ?? relayWorkflowId;
+  const stuck = new Set((await stuckShards(opts, shardCount)).map((s) => s.shardIndex));
+  const deadline = Date.now() + graceMs;
   for (const shardIndex of shardIndexes) {
-    await opts.client.workflow
-      .getHandle(workflowId(shardIndex))
-      .terminate('restarted by the operator (relay restart)')
-      .catch((err: unknown) => {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-      });
+    const handle = opts.client.workflow.getHandle(workflowId(shardIndex));
+    if (!stuck.has(shardIndex) && (await stopShard(handle, deadline)) !== 'still running') continue;
+    await handle.terminate('restarted by the operator (relay restart)').catch((err: unknown) => {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    });
   }
   const { started } = await startRelays(opts, shardCount);
   return started;

@@ -57,7 +57,7 @@ export function registerRelayCommands(program: Command) {
 
   relay
     .command('restart')
-    .description('terminate the relay shards and start them afresh (safe: progress lives in outbox_events); the fix for a shard stuck after a code change')
+    .description('end the relay shards (healthy ones by the stop signal, stuck ones by terminating them) and start them afresh (safe: progress lives in outbox_events); the fix for a shard stuck after a code change')
     .option('--stuck-only', 'only shards whose workflow task keeps failing')
     .action(async (o: { stuckOnly?: boolean }) => {
       const config = loadConfig();

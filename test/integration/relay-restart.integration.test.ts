@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { restartShards, stuckShards } from '../../outbox/relay-control';
+import { restartShards, startRelays, stuckShards } from '../../outbox/relay-control';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic } from '../support/kafka';
@@ -55,5 +55,55 @@ describe('relay restart of a stuck shard', function () {
     assert.deepEqual(await stuckShards(control, 1), []);
     const messages = await readWholeTopic(topic.topic);
     assert.deepEqual(messages.map((m) => JSON.parse(m.value).event_id), ['before-restart']);
+  });
+});
+
+// `relay restart` of a healthy shard asks it to stop instead of terminating it: the batch in hand
+// finishes (nothing published twice) and the old run completes, so it also leaves the workers'
+// workflow caches (a terminated run stays cached: docs/relay.md, Memory).
+describe('relay restart of a healthy shard', function () {
+  this.timeout(120_000);
+  let temporal: { client: Client; connection: Connection };
+  let db: TestDatabase;
+  let topic: Awaited<ReturnType<typeof createTestTopic>>;
+  let relay: InProcessRelay | undefined;
+  const shardId = uniqueName('healthy-shard-0');
+
+  before(async () => {
+    temporal = await testTemporalClient();
+    db = await createTestDatabase();
+    topic = await createTestTopic(1);
+  });
+  after(async () => {
+    await temporal.client.workflow.getHandle(shardId).terminate('test over').catch(() => undefined);
+    await relay?.close();
+    await temporal?.connection.close();
+    await topic?.remove();
+    await db?.drop();
+  });
+
+  const pendingCount = async () => (await db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL')).rows[0].n as number;
+  const insertEvent = (eventId: string) =>
+    db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [JSON.stringify({ event_id: eventId, account_id: 1, amount: 5 })]);
+
+  it('stops the old run (completed, not terminated) and starts a new one that keeps publishing, each event once', async () => {
+    const config = relayTestConfig(db.url, topic.topic);
+    const control = { client: temporal.client, db: db.pool, taskQueue: config.relay.taskQueue!, batchSize: 100, workflowId: () => shardId };
+    relay = await startInProcessRelay(config);
+    await startRelays(control, 1);
+    const firstRunId = (await temporal.client.workflow.getHandle(shardId).describe()).runId;
+    await insertEvent('before-restart');
+    await eventually('the first event published', async () => (await pendingCount()) === 0);
+
+    assert.deepEqual(await restartShards(control, [0], 1), [0]);
+
+    assert.equal((await temporal.client.workflow.getHandle(shardId, firstRunId).describe()).status.name, 'COMPLETED');
+    const current = await temporal.client.workflow.getHandle(shardId).describe();
+    assert.equal(current.status.name, 'RUNNING');
+    assert.notEqual(current.runId, firstRunId);
+    await insertEvent('after-restart');
+    await eventually('the second event published by the new run', async () => (await pendingCount()) === 0);
+    const messages = await readWholeTopic(topic.topic);
+    assert.deepEqual(messages.map((m) => JSON.parse(m.value).event_id), ['before-restart', 'after-restart']);
   });
 });
