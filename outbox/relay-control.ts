@@ -186,23 +186,29 @@ export async function stuckShards(opts: RelayControlOptions, shardCount: number)
 }
 
 /**
- * Ends the given shards and starts them afresh. A healthy shard is asked to stop first (it
- * finishes its batch, so nothing is published twice, and its run leaves the workers' workflow
- * caches, which a terminated run does not); a stuck shard cannot process that signal, and one
- * that has not stopped within `graceMs` is terminated. Both are safe because a relay keeps no
- * progress of its own: what is published lives in outbox_events (published_at), so a new run
- * picks up every pending row; the worst case is the batch in flight being published again.
+ * Ends one shard: asked to stop first (it finishes its batch, so nothing is published twice, and
+ * its run leaves the workers' workflow caches, which a terminated run does not); terminated when
+ * it is stuck (it cannot process the signal) or has not stopped by `deadline`.
+ */
+export async function endShard(handle: WorkflowHandle, deadline: number, opts: { stuck: boolean; reason: string }): Promise<void> {
+  if (!opts.stuck && (await stopShard(handle, deadline)) !== 'still running') return;
+  await handle.terminate(opts.reason).catch((err: unknown) => {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  });
+}
+
+/**
+ * Ends the given shards (endShard: stop signal, terminate if stuck or not stopped within
+ * `graceMs`) and starts them afresh. Safe because a relay keeps no progress of its own: what is
+ * published lives in outbox_events (published_at), so a new run picks up every pending row; the
+ * worst case is the batch in flight being published again.
  */
 export async function restartShards(opts: RelayControlOptions, shardIndexes: number[], shardCount: number, graceMs = 30_000): Promise<number[]> {
   const workflowId = opts.workflowId ?? relayWorkflowId;
   const stuck = new Set((await stuckShards(opts, shardCount)).map((s) => s.shardIndex));
   const deadline = Date.now() + graceMs;
   for (const shardIndex of shardIndexes) {
-    const handle = opts.client.workflow.getHandle(workflowId(shardIndex));
-    if (!stuck.has(shardIndex) && (await stopShard(handle, deadline)) !== 'still running') continue;
-    await handle.terminate('restarted by the operator (relay restart)').catch((err: unknown) => {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    });
+    await endShard(opts.client.workflow.getHandle(workflowId(shardIndex)), deadline, { stuck: stuck.has(shardIndex), reason: 'restarted by the operator (relay restart)' });
   }
   const { started } = await startRelays(opts, shardCount);
   return started;

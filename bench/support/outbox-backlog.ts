@@ -17,7 +17,7 @@ export async function insertBacklog(db: ScratchDatabase, n: number): Promise<voi
   }
 }
 
-export const pendingCount = async (db: ScratchDatabase) => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n);
+const pendingCount = async (db: ScratchDatabase) => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n);
 
 /** Polls until no row is pending; `what` names the run in the timeout error. */
 export async function waitDrained(db: ScratchDatabase, timeoutMs: number, what: string): Promise<void> {

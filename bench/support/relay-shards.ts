@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { endShard } from '../../outbox/relay-control';
 import type { RelayActivityMode } from '../../workflows/relay';
 import type { RelayStatus } from '../../workflows/relay-status';
 import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../../workflows/relay-timeouts';
@@ -6,7 +7,7 @@ import { runId } from './run-id';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Relay shards started by a benchmark under unique workflow ids; terminated when it is done with them. */
+/** Relay shards started by a benchmark under unique workflow ids; stopped when it is done with them. */
 export class Relays {
   readonly workflowIds: string[] = [];
   constructor(private readonly client: Client, private readonly taskQueue: string) {}
@@ -37,27 +38,19 @@ export class Relays {
     }
   }
   /**
-   * Ends every shard as an operator's stop does (the `stop` signal: finish the batch in hand,
-   * complete), terminating only a shard that has not completed within timeoutMs. Not terminate
-   * alone: a completed workflow leaves its worker's workflow cache at once, a terminated one
-   * stays cached (nothing tells the worker) until the cache is full — up to 60 runs at the
-   * relay's heap cap, each holding its run's state — so one worker that served many benchmark
-   * runs grew by each run's leftovers (BENCH_RESTART_SHARDS=terminate npm run bench:relay-soak).
+   * Ends every shard as `relay restart` ends a healthy one (endShard: the `stop` signal, then
+   * terminate only if it has not completed within timeoutMs). Not terminate alone: a terminated
+   * run stays in its worker's workflow cache (nothing tells the worker) until the cache is full —
+   * up to 60 runs at the relay's heap cap, each holding its run's state — so one worker that
+   * served many benchmark runs grew by each run's leftovers
+   * (BENCH_RESTART_SHARDS=terminate npm run bench:relay-soak).
    */
   async stop(timeoutMs = 30_000) {
+    const deadline = Date.now() + timeoutMs;
     const ids = this.workflowIds.splice(0);
-    await Promise.all(
-      ids.map(async (id) => {
-        const handle = this.client.workflow.getHandle(id);
-        const completed = await handle
-          .signal('stop')
-          .then(() => Promise.race([handle.result().then(() => true), sleep(timeoutMs).then(() => false)]))
-          .catch(() => false);
-        if (!completed) await handle.terminate('benchmark run over').catch(() => undefined);
-      }),
-    );
+    await Promise.all(ids.map((id) => endShard(this.client.workflow.getHandle(id), deadline, { stuck: false, reason: 'benchmark run over' })));
   }
-  /** Terminates every shard outright, as `relay restart` does; kept to measure what that leaves behind. */
+  /** Terminates every shard outright; kept to measure what that leaves behind. */
   async terminate() {
     for (const id of this.workflowIds.splice(0)) await this.client.workflow.getHandle(id).terminate('benchmark run over').catch(() => undefined);
   }
