@@ -17,9 +17,11 @@ export async function ensureTopics(kafka: Kafka, config: Config, topics = [confi
         topics: missing.map((topic) => ({
           topic,
           numPartitions: config.kafka.partitions,
-          replicationFactor: 1,
+          replicationFactor: config.kafka.replicationFactor,
           configEntries: [
             { name: 'retention.ms', value: String(config.kafka.topicRetentionMs) },
+            // With acks=all (kafkajs' default), a write succeeds only once this many replicas have it.
+            { name: 'min.insync.replicas', value: String(config.kafka.minInsyncReplicas) },
             { name: 'max.message.bytes', value: String(config.kafka.maxMessageBytes) },
           ],
         })),

@@ -5,6 +5,7 @@ import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
 import { createKafka } from '../kafka/client';
+import { createRelayProducer } from '../kafka/relay-producer';
 import { ensureTopics } from '../kafka/topics';
 import { startMemoryLog } from './memory-log';
 import { runWorkerMain } from './run-main';
@@ -20,10 +21,8 @@ export async function runRelayWorker(config: Config): Promise<void> {
   const pool = createPool(config.database.url, { max: 10 });
   const listener = new PendingListener(config.database.url);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
-  // Not the idempotent producer: it allows one request in flight per broker and cannot recover
-  // from a sequence error without a new instance. Duplicates are already possible (the crash
-  // gap) and the inbox absorbs them; one shard never has two sends in flight, so order holds.
-  const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });
+  // Not idempotent, and no retries inside kafkajs: kafka/relay-producer.ts says why.
+  const producer: Producer = createRelayProducer(kafka);
   let connectionToClose: { close(): Promise<void> } | undefined;
   try {
     await ensureTopics(kafka, config, [config.kafka.topic]);

@@ -9,7 +9,9 @@ export function registerStackCommands(program: Command) {
   stack
     .command('up')
     .description('start every service that is not running and not configured as external')
-    .action(async () => {
+    .option('--kafka-brokers <n>', 'local Kafka brokers: 1 (default) or a KRaft cluster of 3 (sets LOCAL_KAFKA_BROKERS; export it for the commands and workers that follow)')
+    .action(async (o: { kafkaBrokers?: string }) => {
+      if (o.kafkaBrokers !== undefined) process.env.LOCAL_KAFKA_BROKERS = o.kafkaBrokers;
       const config = loadConfig();
       const t0 = Date.now();
       const started = await stackUp(config, say);
