@@ -79,6 +79,8 @@ async function recordRelay(client: Client): Promise<{ name: string; history: His
     await eventually('5 more rows published after a NOTIFY', async () => (await outboxCounts(db)).pending === 0, 60_000);
     await insertEvents(db, 'hist-c-', 1, 3000);
     await eventually('the refused row parked after its back-off', async () => (await outboxCounts(db)).parked === 1, 60_000);
+    // Stopped while idle, so the signal cancels the idle wait (a path of its own in history).
+    await eventually('the shard idle again', async () => (await handle.query<{ state: string }>('status')).state === 'idle', 60_000);
     // By name, as outbox/relay-control.ts does: workflow modules only load inside a workflow context.
     await handle.signal('stop');
     const counters = await handle.result();

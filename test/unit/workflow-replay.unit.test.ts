@@ -49,8 +49,8 @@ describe('recorded workflow histories replay on the current workflow code', func
     for (const type of [RELAY_WORKFLOW_TYPE, 'applyCreditsWorkflow', 'applyCreditWorkflow', RETENTION_WORKFLOW_TYPE]) assert.ok(types.has(type), `no recorded history of ${type}`);
     const relayEvents = new Set(histories.filter((h) => h.workflowType === RELAY_WORKFLOW_TYPE).flatMap((h) => h.history.events!.map((e) => e.eventType)));
     const { EventType } = temporal.api.enums.v1;
-    // Batches (local-activity markers), idle waits (activities), back-off (timer), stop (signal), continue-as-new.
-    for (const type of ['EVENT_TYPE_MARKER_RECORDED', 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED', 'EVENT_TYPE_TIMER_FIRED', 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED', 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW'] as const) {
+    // Batches (local-activity markers), idle waits (activities), back-off (timer), stop (signal) cancelling an idle wait, continue-as-new.
+    for (const type of ['EVENT_TYPE_MARKER_RECORDED', 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED', 'EVENT_TYPE_TIMER_FIRED', 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED', 'EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED', 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW'] as const) {
       assert.ok(relayEvents.has(EventType[type]), `the recorded relay runs never reach ${type}`);
     }
   });
