@@ -49,10 +49,11 @@ export const inboxParked = new Gauge({
 });
 
 /** One handler call's outcome: applied, absorbed repeats, parked unknown accounts, its duration. */
-export function recordHandlerCall(handler: string, events: number, result: { applied: number; duplicates: number; unknownAccounts: number }, ms: number): void {
+export function recordHandlerCall(handler: string, events: number, result: { applied: number; duplicates: number; newlyParked?: number }, ms: number): void {
   inboxApplied.inc({ handler, event_type: PAYMENT_CONFIRMED }, result.applied);
   inboxDuplicates.inc({ handler }, result.duplicates);
-  if (result.unknownAccounts > 0) inboxParkedTotal.inc({ handler, stage: 'unknown_account' }, result.unknownAccounts);
+  // Newly parked only: a retried or redelivered batch meets the same unknown account again.
+  if (result.newlyParked) inboxParkedTotal.inc({ handler, stage: 'unknown_account' }, result.newlyParked);
   inboxHandlerDuration.observe({ handler }, ms / 1000);
   inboxHandlerBatchEvents.observe({ handler }, events);
 }

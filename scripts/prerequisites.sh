@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages the local stack builds on, where they are missing and we can:
-# PostgreSQL 15 server binaries, a Java runtime and Maven (for Kafka's jars). Go must already be
+# PostgreSQL 15 server binaries, a Java runtime and Maven (for Kafka's jars), Prometheus (scrapes the
+# workers' metrics in the tests and in `stack up --with prometheus`). Go must already be
 # there (it builds the Temporal CLI once). Everything else is provisioned by `npm start` / `npm test`.
 set -euo pipefail
 
@@ -8,6 +9,7 @@ need=()
 [ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
 command -v java >/dev/null || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || need+=(maven)
+command -v prometheus >/dev/null || need+=(prometheus)
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
