@@ -7,6 +7,8 @@ import { createPool } from '../db/pool';
 import { createKafka } from '../kafka/client';
 import { createRelayProducer } from '../kafka/relay-producer';
 import { ensureTopics } from '../kafka/topics';
+import { startRelaySamplers } from '../observability/relay-samplers';
+import { startWorkerObservability } from '../observability/worker-observability';
 import { startMemoryLog } from './memory-log';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
@@ -18,12 +20,14 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 export async function runRelayWorker(config: Config): Promise<void> {
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
+  const observability = await startWorkerObservability(config, 'relay', logger);
   const pool = createPool(config.database.url, { max: 10 });
   const listener = new PendingListener(config.database.url);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
   // Not idempotent, and no retries inside kafkajs: kafka/relay-producer.ts says why.
   const producer: Producer = createRelayProducer(kafka);
   let connectionToClose: { close(): Promise<void> } | undefined;
+  const samplers = config.metrics.portBase !== undefined ? startRelaySamplers(pool, config, logger) : undefined;
   try {
     await ensureTopics(kafka, config, [config.kafka.topic]);
     await producer.connect();
@@ -43,6 +47,8 @@ export async function runRelayWorker(config: Config): Promise<void> {
     startMemoryLog(logger, config.relay.memoryLogMs);
     await worker.run();
   } finally {
+    await samplers?.stop();
+    await observability.close();
     await connectionToClose?.close().catch(() => undefined);
     await producer.disconnect().catch(() => undefined);
     await listener.close();

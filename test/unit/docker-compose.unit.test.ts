@@ -3,8 +3,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parse } from 'yaml';
+import { register } from 'prom-client';
 import { buildProgram } from '../../cli/program';
 import { loadConfig, PROJECT_ROOT } from '../../config/env';
+import { workerTargets } from '../../infra/prometheus';
+import '../../observability/consumer-group-metrics';
+import '../../observability/consumer-metrics';
+import '../../observability/relay-metrics';
+import '../../observability/retention-metrics';
 import { WORKER_NODE_ARGS } from '../../workers/node-args';
 
 // No Docker engine runs where the tests run, so this checks what can be checked without one:
@@ -158,7 +164,32 @@ describe('docker-compose.yml', () => {
   it('uses official images only', () => {
     for (const [name, service] of Object.entries(services)) {
       if (service.build) continue;
-      assert.match(service.image!, /^(postgres|apache\/kafka|temporalio\/[a-z-]+):/, name);
+      assert.match(service.image!, /^(postgres|apache\/kafka|temporalio\/[a-z-]+|prom\/prometheus|grafana\/grafana):/, name);
+    }
+  });
+
+  it('lets Prometheus scrape every worker on the ports the code serves metrics on, with the alert rules', () => {
+    assert.deepEqual(hostPorts('prometheus'), [defaults.local.prometheusPort]);
+    const mounts = services.prometheus!.volumes as string[];
+    const prom = parse(fs.readFileSync(path.join(PROJECT_ROOT, mounts.find((m) => m.endsWith('prometheus.yml:ro'))!.split(':')[0]!), 'utf8'));
+    const scraped = (prom.scrape_configs as { job_name: string; static_configs: { targets: string[] }[] }[]).map((j) => `${j.job_name}=${j.static_configs[0]!.targets[0]}`).sort();
+    const expected = workerTargets(defaults).map((t) => `${t.job}=${t.address.replace('127.0.0.1', `${t.job.split('-')[0]}-worker`)}`).sort();
+    assert.deepEqual(scraped, expected);
+    for (const name of ['relay-worker', 'consumer-worker', 'retention-worker']) assert.equal(services[name]!.environment!.METRICS_HOST, '0.0.0.0');
+    const alerts = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'infra/prometheus/alerts.yml'), 'utf8'));
+    assert.ok(alerts.groups[0].rules.length >= 5);
+  });
+
+  it("gives Grafana a dashboard whose queries use only metrics the workers export", () => {
+    const dashboard = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'infra/grafana/dashboards/outbox.json'), 'utf8'));
+    const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
+    assert.ok(exprs.length >= 15);
+    const ours = new Set(register.getMetricsAsArray().map((m) => m.name));
+    for (const expr of exprs) {
+      for (const [name] of expr.matchAll(/\b(outbox|inbox|consumer_group|retention)_[a-z_]+/g)) {
+        const base = name.replace(/_(bucket|sum|count)$/, '');
+        assert.ok(ours.has(base), `${name} in "${expr}" is not a metric the workers export`);
+      }
     }
   });
 });
