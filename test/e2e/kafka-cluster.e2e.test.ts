@@ -48,6 +48,7 @@ describe('Kafka as a 3-node KRaft cluster: kill -9 of a partition leader while e
         RELAY_TASK_QUEUE: uniqueName('cluster-relay'),
         CONSUMER_TASK_QUEUE: uniqueName('cluster-consumer'),
         RELAY_BATCH_SIZE: '200',
+        METRICS_PORT_BASE: '0', // no metrics endpoints: the shared stack's workers may hold those ports
       },
     });
     const { config } = stack;
