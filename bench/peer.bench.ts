@@ -214,6 +214,14 @@ async function main() {
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const appendedAt = new Map<string, number>();
+  // Interrupted (Ctrl-C, or the suite stopped): end the processes and the scratch cluster this
+  // run started, which the finally below would otherwise never reach.
+  const abort = () => {
+    worker.child.kill('SIGKILL');
+    for (const l of PeerListenerProcess.running) l.child.kill('SIGKILL');
+    void cluster.stop().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', abort).once('SIGTERM', abort);
   const consumer = kafka.consumer({ groupId: runId('bench-peer-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
   try {
     await worker.waitUntilRunning();
@@ -264,7 +272,7 @@ async function main() {
         drainCapSeconds: DRAIN_CAP_MS / 1000,
         ours: { ...ourDefaults, note: 'the relay at its default settings (RELAY_SHARDS, RELAY_BATCH_SIZE, local activities), one worker process, Kafka acks=all, 6 partitions' },
         peerListeners: {
-          replication: canReplicate ? 'initializeReplicationMessageListener, pgoutput slot, segment-mutex concurrency (per-account order)' : `not run: wal_level=${cluster.walLevel}`,
+          replication: canReplicate ? 'initializeReplicationMessageListener, pgoutput slot (a fresh one per run), its default concurrency (one message at a time)' : `not run: wal_level=${cluster.walLevel}`,
           polling: `initializePollingMessageListener, its defaults (500 ms interval) with batch sizes ${POLLING_BATCHES.join(', ')}`,
           publisher: 'records the call time only: no broker in its path',
         },

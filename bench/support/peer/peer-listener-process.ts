@@ -7,6 +7,8 @@ import type { PeerListenerOptions } from './peer-settings';
  * time its publisher was called, per message id.
  */
 export class PeerListenerProcess {
+  /** Listeners not yet stopped, for a benchmark that is interrupted. */
+  static readonly running = new Set<PeerListenerProcess>();
   readonly child: ChildProcess;
   readonly handledAt = new Map<string, number>();
   stderr = '';
@@ -47,7 +49,11 @@ export class PeerListenerProcess {
       // The first call counts (a redelivery would be a repeat, not a later delivery).
       for (const [id, at] of m.entries ?? []) if (!this.handledAt.has(id)) this.handledAt.set(id, at);
     });
-    this.child.on('exit', () => onStopped());
+    this.child.on('exit', () => {
+      PeerListenerProcess.running.delete(this);
+      onStopped();
+    });
+    PeerListenerProcess.running.add(this);
   }
 
   async waitStarted(timeoutMs = 60_000): Promise<void> {
