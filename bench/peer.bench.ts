@@ -224,7 +224,8 @@ async function main() {
   process.once('SIGINT', abort).once('SIGTERM', abort);
   const consumer = kafka.consumer({ groupId: runId('bench-peer-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
   try {
-    await worker.waitUntilRunning();
+    // Bundling the workflows takes a few seconds on a quiet machine, minutes on a loaded one.
+    await worker.waitUntilRunning(300_000);
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: false });
     await consumer.run({
