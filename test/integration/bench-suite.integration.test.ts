@@ -12,8 +12,10 @@ import { TARGETS } from '../../bench/suite/targets';
 // not exist yet is skipped with a line saying so, and the measured table is generated from what
 // was written — into a folder of the test's own, leaving README.md and bench/results alone.
 
+let suite: ReturnType<typeof spawn> | undefined;
+
 function runSuite(args: string[]): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'bench', 'suite', 'run-suite.ts'), ...args], { cwd: PROJECT_ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = (suite = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'bench', 'suite', 'run-suite.ts'), ...args], { cwd: PROJECT_ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -26,7 +28,11 @@ describe('npm run bench -- --quick (the benchmark suite, smoke size)', function 
   before(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-suite-'));
   });
-  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  after(() => {
+    // A suite still running (the test timed out) would go on writing into the removed folder.
+    if (suite && suite.exitCode === null) suite.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 
   it('runs every benchmark that exists, writes each one’s results and the table from them', async () => {
     const present = SUITE.filter((b) => fs.existsSync(path.join(PROJECT_ROOT, b.file)));
