@@ -43,7 +43,19 @@ function runOne(b: SuiteBenchmark, o: Options): Promise<{ ok: boolean; seconds: 
   const started = Date.now();
   const env = { ...process.env, ...(o.quick ? b.quickEnv : b.fullEnv), BENCH_RESULTS_DIR: o.resultsDir };
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, b.file)], { cwd: PROJECT_ROOT, env, stdio: 'inherit' });
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ ok: code === 0, seconds: Math.round((Date.now() - started) / 1000) })));
+  // Stopped (a test's timeout, Ctrl-C): pass it on, so the benchmark can end what it started.
+  const forward = (signal: NodeJS.Signals) => {
+    child.kill(signal);
+    process.exitCode = 130;
+  };
+  process.on('SIGTERM', forward).on('SIGINT', forward);
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      process.off('SIGTERM', forward).off('SIGINT', forward);
+      if (process.exitCode === 130) process.exit(130);
+      resolve({ ok: code === 0, seconds: Math.round((Date.now() - started) / 1000) });
+    }),
+  );
 }
 
 function readResult(dir: string, file: string): ResultFile | undefined {
