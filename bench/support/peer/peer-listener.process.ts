@@ -34,9 +34,7 @@ const flushTimer = setInterval(flush, 50);
 const config = peerListenerSettings(options);
 const [shutdown] =
   config.kind === 'replication'
-    ? // Its default concurrency (one message at a time, as in the README's example). Measured
-      // here, the per-segment controller was far slower on a backlog: thousands of messages at
-      // once wait for the handler pool's 10 connections and run into the 15 s processing timeout.
+    ? // Its default concurrency: one message at a time, as in the README's example.
       initializeReplicationMessageListener(config.config, publisher, logger)
     : initializePollingMessageListener(config.config, publisher, logger);
 
