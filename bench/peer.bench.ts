@@ -257,7 +257,7 @@ async function main() {
     const summary = summarisePeerRuns(runs, contenders[0]!.name);
     console.log(`\nsummary (medians of ${REPEATS} runs; the peer has no broker in its path):`);
     for (const s of summary.contenders) {
-      console.log(`  ${s.contender.padEnd(26)} ${s.eventsPerSecond}/s; p50 ${s.p50Ms} / p99 ${s.p99Ms} ms at 1,000/s; CPU ${s.cpuMicrosPerEvent.worker} µs/event in its process, ${s.cpuMicrosPerEvent.workerAndPostgres} with PostgreSQL, ${s.cpuMicrosPerEvent.all} with Kafka and Temporal`);
+      console.log(`  ${s.contender.padEnd(26)} ${s.eventsPerSecond}/s; p50 ${s.p50Ms} / p99 ${s.p99Ms} ms at 1,000/s; CPU ${s.cpuMicrosPerEvent.worker} µs/event in its process, ${s.cpuMicrosPerEvent.workerAndPostgres} with PostgreSQL, ${s.cpuMicrosPerEvent.all} with all it uses (ours: Kafka and Temporal too)`);
     }
     const q = summary.ratios;
     if (q) console.log(`  ratios against the peer's best: throughput ${q.throughput}× (goal ≥ 10×), p50 ${q.p50}× lower, p99 ${q.p99}× lower, CPU per event ${q.cpuWorkerAndPostgres}× less (process + PostgreSQL)`);
