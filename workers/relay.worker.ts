@@ -5,7 +5,7 @@ import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
 import { createKafka } from '../kafka/client';
-import { ensureTopics } from '../kafka/topics';
+import { ensureTopics, eventTopics } from '../kafka/topics';
 import { startMemoryLog } from './memory-log';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
@@ -26,7 +26,7 @@ export async function runRelayWorker(config: Config): Promise<void> {
   const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });
   let connectionToClose: { close(): Promise<void> } | undefined;
   try {
-    await ensureTopics(kafka, config, [config.kafka.topic]);
+    await ensureTopics(kafka, config, eventTopics(config.kafka));
     await producer.connect();
     const { worker, connection } = await createTemporalWorker(config, {
       taskQueue,
