@@ -9,6 +9,7 @@ import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coal
 import type { HandlerRegistry } from './handler';
 import { MAX_EVENT_TYPE_LENGTH } from './handler';
 import { parkEvents, type ParkedMessage } from './park-events';
+import { payloadHash } from './payload-hash';
 import { quote, validateEnvelope } from './validate-envelope';
 
 export interface BatchHandlerDeps {
@@ -91,7 +92,7 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
 async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[]): Promise<ChunkOutcome> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
-  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [] };
+  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [] };
   const invalid: ParkedMessage[] = [];
   const unknownTypes: ParkedMessage[] = [];
   const skipped = new Map<string, number>();
@@ -122,6 +123,7 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     events.eventTypes.push(envelope.eventType);
     events.offsets.push(message.offset);
     events.data.push(checked.data);
+    events.payloadHashes.push(payloadHash(envelope.payload));
   }
 
   if (invalid.length > 0) {

@@ -15,6 +15,7 @@ export interface ChunkEvents extends ChunkSpan {
   eventTypes: string[];
   offsets: string[];
   data: unknown[];
+  payloadHashes: string[];
 }
 
 export interface FlightReport extends EventBatchResult {
@@ -74,7 +75,7 @@ export class EventCoalescer {
   }
 
   private async fly(flight: Waiting[]): Promise<void> {
-    const batch: EventBatch = { consumer: this.opts.consumer, topics: [], eventIds: [], eventTypes: [], topicIndex: [], partitions: [], offsets: [], data: [] };
+    const batch: EventBatch = { consumer: this.opts.consumer, topics: [], eventIds: [], eventTypes: [], topicIndex: [], partitions: [], offsets: [], data: [], payloadHashes: [] };
     for (const { chunk } of flight) {
       let t = batch.topics.indexOf(chunk.topic);
       if (t < 0) t = batch.topics.push(chunk.topic) - 1;
@@ -82,6 +83,7 @@ export class EventCoalescer {
       batch.eventTypes.push(...chunk.eventTypes);
       batch.offsets.push(...chunk.offsets);
       batch.data.push(...chunk.data);
+      batch.payloadHashes.push(...chunk.payloadHashes);
       for (let i = 0; i < chunk.eventIds.length; i++) {
         batch.partitions.push(chunk.partition);
         batch.topicIndex.push(t);

@@ -17,6 +17,8 @@ export interface EventBatch {
   partitions: number[];
   offsets: string[];
   data: unknown[];
+  /** Fingerprint of each event's payload (inbox/payload-hash.ts): a redelivered id with another one is a conflict. */
+  payloadHashes: string[];
 }
 
 export interface EventBatchResult {
@@ -26,6 +28,8 @@ export interface EventBatchResult {
   duplicates: number;
   /** Events a handler refused (e.g. unknown account): parked with the reason, not applied. */
   rejected: number;
+  /** Redeliveries of an applied (or batch-mate) event id with a different payload: parked with both versions. */
+  conflicts: number;
 }
 
 /** Failure types the consumer's activities raise; never retried (retrying cannot fix them). */

@@ -20,7 +20,7 @@ export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers
   return {
     async applyEvents(batch: EventBatch): Promise<EventBatchResult> {
       const n = batch.eventIds.length;
-      const columns = [batch.eventTypes, batch.topicIndex, batch.partitions, batch.offsets, batch.data];
+      const columns = [batch.eventTypes, batch.topicIndex, batch.partitions, batch.offsets, batch.data, batch.payloadHashes];
       if (columns.some((c) => c.length !== n) || batch.topicIndex.some((t) => batch.topics[t] === undefined)) {
         throw ApplicationFailure.create({
           type: INBOX_FAILURES.invalidBatch,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { payloadHash } from '../../inbox/payload-hash';
 import { validateEnvelope } from '../../inbox/validate-envelope';
 import { validateCredit } from '../../payments/validate-credit';
 import { validateShipment } from '../../shipping/order-shipped-handler';
@@ -63,5 +64,13 @@ describe('validateShipment', () => {
   it('names the bad field', () => {
     assert.deepEqual(validateShipment({ order_id: 'o-1', carrier: '', tracking_number: 'T1', shipped_at: '2026-12-03T10:00:00Z' }), { ok: false, reason: 'carrier must be a non-empty string (got "")' });
     assert.deepEqual(validateShipment({ order_id: 'o-1', carrier: 'DHL', tracking_number: 'T1', shipped_at: 'yesterday' }), { ok: false, reason: 'shipped_at must be an ISO 8601 timestamp (got "yesterday")' });
+  });
+});
+
+describe('payloadHash', () => {
+  it('ignores key order and spacing, not values', () => {
+    assert.equal(payloadHash({ a: 1, b: { c: [1, 2], d: 'x' } }), payloadHash(JSON.parse('{ "b": {"d":"x","c":[1,2]}, "a": 1 }')));
+    assert.notEqual(payloadHash({ a: 1 }), payloadHash({ a: 2 }));
+    assert.notEqual(payloadHash({ a: [1, 2] }), payloadHash({ a: [2, 1] }));
   });
 });
