@@ -2,3 +2,4 @@
 // folder). For trying the library and for its demo; production brings its own services.
 export { stackUp, stackDown, stackStatus, type ServiceName } from '../infra/stack';
 export { cachePaths } from '../infra/paths';
+export { workerTargets } from '../infra/prometheus';

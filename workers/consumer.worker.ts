@@ -11,6 +11,8 @@ import { HandlerRegistry, type AnyEventHandler } from '../inbox/handler';
 import { createKafka } from '../kafka/client';
 import { ensureTopics, topicsForEventTypes } from '../kafka/topics';
 import { exampleHandlers } from './example-handlers';
+import { startConsumerSamplers, withLagMetrics } from '../observability/consumer-samplers';
+import { startWorkerObservability } from '../observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
@@ -36,12 +38,14 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   const topics = topicsForEventTypes(config.kafka, handlers.eventTypes());
   const logger = createLogger('consumer', config.logLevel);
   const taskQueue = config.consumer.taskQueue ?? TASK_QUEUES.consumer;
+  const observability = await startWorkerObservability(config, 'consumer', logger);
   const partitions = config.kafka.partitions;
   // Every partition this process owns may have a batch in flight at once.
   const pool = createPool(config.database.url, { max: Math.min(20, partitions + 4) });
   const kafka = createKafka(config, `credit-consumer-${process.pid}`);
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;
+  const samplers = config.metrics.portBase !== undefined ? startConsumerSamplers(pool, config, logger) : undefined;
   const { worker, connection } = await createTemporalWorker(config, {
     taskQueue,
     workflowsPath: require.resolve('../workflows/inbox'),
@@ -119,7 +123,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       autoCommit: true,
       autoCommitThreshold: 1,
       partitionsConsumedConcurrently: partitions,
-      eachBatch,
+      eachBatch: withLagMetrics(eachBatch),
     });
 
     const stop = () => {
@@ -141,6 +145,8 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     await running.catch(() => undefined);
     throw err;
   } finally {
+    samplers?.stop();
+    await observability.close();
     await consumer?.disconnect().catch(() => undefined);
     await producer?.disconnect().catch(() => undefined);
     await connection.close().catch(() => undefined);

@@ -4,6 +4,7 @@ import { applyCredit, type ApplyCreditResult, type CreditEvent } from '../../inb
 import { applyEvents, MissingHandlerError } from '../../inbox/apply-events';
 import type { HandlerRegistry } from '../../inbox/handler';
 import { INBOX_FAILURES, type EventBatch, type EventBatchResult } from '../../workflows/inbox-contract';
+import { recordHandlerCall } from '../../observability/consumer-metrics';
 
 export type { ApplyCreditResult, CreditEvent, EventBatch, EventBatchResult };
 
@@ -29,7 +30,11 @@ export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers
         });
       }
       try {
-        return await applyEvents(pool, handlers, batch);
+        const started = performance.now();
+        const result = await applyEvents(pool, handlers, batch);
+        // Refused and conflicting events are parked by this call (a retry may count them again).
+        recordHandlerCall(batch.consumer, n, { applied: result.applied, duplicates: result.duplicates, newlyParked: result.rejected + result.conflicts }, performance.now() - started);
+        return result;
       } catch (err) {
         if (err instanceof MissingHandlerError) throw ApplicationFailure.create({ type: INBOX_FAILURES.noHandler, nonRetryable: true, message: err.message });
         throw err;

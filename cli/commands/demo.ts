@@ -20,7 +20,7 @@ import {
   type RelayControlOptions,
   type WorkerName,
 } from '../../api';
-import { cachePaths, stackDown, stackUp, type ServiceName } from '../../api/local-stack';
+import { cachePaths, stackDown, stackUp, workerTargets, type ServiceName } from '../../api/local-stack';
 
 // The same processes and flags as the npm scripts `worker:relay`, `worker:consumer`, `worker:retention`.
 const WORKERS: { name: string; worker: WorkerName }[] = [
@@ -74,7 +74,10 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     await connection.close();
 
     await ensureDemoAccounts(pool);
-    console.log(`\n  Temporal UI: ${config.temporal.uiUrl}/namespaces/${config.temporal.namespace}/workflows\n`);
+    console.log(`\n  Temporal UI: ${config.temporal.uiUrl}/namespaces/${config.temporal.namespace}/workflows`);
+    // The workers serve Prometheus metrics (docs/observability.md) unless METRICS_PORT_BASE=0.
+    const metricsUrls = workerTargets(config).filter((t) => !t.job.endsWith('-sdk')).map((t) => `http://${t.address}/metrics`);
+    console.log(metricsUrls.length ? `  metrics: ${metricsUrls.join(' ')}\n` : '');
     say(`confirming ${opts.rate} payments/s${opts.duration ? ` for ${opts.duration} s` : ' until Ctrl-C'}`);
 
     if (opts.duration) setTimeout(() => stop.abort(), opts.duration * 1000).unref();
