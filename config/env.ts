@@ -33,6 +33,18 @@ const schema = z.object({
 
   KAFKA_TOPIC: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a valid Kafka topic name').default('payments.events'),
   KAFKA_DEAD_LETTER_TOPIC: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a valid Kafka topic name').default('payments.events.dlq'),
+  /**
+   * Routing by event type, like Debezium's route-by-field: `type=topic` pairs, comma-separated
+   * (e.g. `order_shipped=orders.events,payment_confirmed=payments.events`). A type not listed
+   * goes to KAFKA_TOPIC. `setup` creates every topic named here; consumers subscribe to the
+   * topics of the types their handlers apply.
+   */
+  KAFKA_TOPIC_ROUTES: z
+    .string()
+    .default('')
+    .superRefine((text, ctx) => {
+      for (const problem of topicRouteProblems(text)) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   KAFKA_PARTITIONS: positiveInt.max(1000).default(6),
   /** Kafka's own retention of the events topic; the inbox horizon must outlive it. */
   KAFKA_TOPIC_RETENTION_MS: durationMs.default(7 * 24 * 3600_000),
@@ -54,6 +66,14 @@ const schema = z.object({
   CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
   CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
   CONSUMER_DEAD_LETTER: z.enum(['true', 'false']).default('true'),
+  /** The example handlers the built-in consumer worker registers (a service of your own registers its own). */
+  CONSUMER_HANDLERS: z
+    .string()
+    .default('payment_confirmed')
+    .transform((text) => text.split(',').map((t) => t.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['payment_confirmed', 'order_shipped'])).min(1, 'name at least one handler')),
+  /** An event of a type no handler of this consumer knows: counted and skipped, or parked. Never dead-lettered. */
+  CONSUMER_UNKNOWN_EVENT_TYPES: z.enum(['skip', 'park']).default('skip'),
 
   RELAY_SHARDS: positiveInt.max(256).default(2),
   RELAY_BATCH_SIZE: positiveInt.max(10_000).default(2000),
@@ -113,6 +133,8 @@ export interface Config {
     local: boolean;
     topic: string;
     deadLetterTopic: string;
+    /** Event type → topic; types not listed go to `topic`. */
+    routes: Record<string, string>;
     partitions: number;
     topicRetentionMs: number;
     maxMessageBytes: number;
@@ -153,6 +175,8 @@ export interface Config {
     sessionTimeoutMs: number;
     rebalanceTimeoutMs: number;
     deadLetter: boolean;
+    handlers: RawEnv['CONSUMER_HANDLERS'];
+    unknownEventTypes: 'skip' | 'park';
   };
   retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
   doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number };
@@ -216,6 +240,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       local: e.KAFKA_BROKERS === undefined,
       topic: e.KAFKA_TOPIC,
       deadLetterTopic: e.KAFKA_DEAD_LETTER_TOPIC,
+      routes: parseTopicRoutes(e.KAFKA_TOPIC_ROUTES),
       partitions: e.KAFKA_PARTITIONS,
       topicRetentionMs: e.KAFKA_TOPIC_RETENTION_MS,
       maxMessageBytes: e.KAFKA_MAX_MESSAGE_BYTES,
@@ -262,6 +287,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,
       rebalanceTimeoutMs: e.CONSUMER_REBALANCE_TIMEOUT_MS,
       deadLetter: e.CONSUMER_DEAD_LETTER === 'true',
+      handlers: e.CONSUMER_HANDLERS,
+      unknownEventTypes: e.CONSUMER_UNKNOWN_EVENT_TYPES,
     },
     retention: {
       windowMs: e.RETENTION_WINDOW_MS,
@@ -276,6 +303,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { portBase: e.METRICS_PORT_BASE === 0 ? undefined : e.METRICS_PORT_BASE, host: e.METRICS_HOST, sampleMs: e.METRICS_SAMPLE_MS },
     logLevel: e.LOG_LEVEL,
   };
+}
+
+const TOPIC_NAME = /^[A-Za-z0-9._-]{1,200}$/;
+
+/** `a=t1,b=t2` → { a: 't1', b: 't2' }; call only on text topicRouteProblems accepted. */
+export function parseTopicRoutes(text: string): Record<string, string> {
+  const routes: Record<string, string> = {};
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    routes[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  return routes;
+}
+
+function topicRouteProblems(text: string): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    const type = at < 0 ? '' : pair.slice(0, at).trim();
+    const topic = at < 0 ? '' : pair.slice(at + 1).trim();
+    if (type === '' || topic === '') problems.push(`"${pair}" must look like event_type=topic`);
+    else if (!TOPIC_NAME.test(topic)) problems.push(`"${topic}" (for ${type}) must be a valid Kafka topic name`);
+    else if (seen.has(type)) problems.push(`event type ${type} is routed twice`);
+    seen.add(type);
+  }
+  return problems;
 }
 
 /** `FOO=` in a shell means "not set" to most people; treat it so. */
