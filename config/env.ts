@@ -54,6 +54,12 @@ const schema = z.object({
   /** Fallback poll inside that wait, for notifications missed while the listener reconnected. */
   RELAY_FALLBACK_POLL_MS: durationMs.default(10_000),
   /**
+   * How often a relay's poll reads its shard from the beginning instead of from its proven bound:
+   * the safety net for rows made pending again by hand (docs/vacuum.md). Costly only while vacuum
+   * is held back.
+   */
+  RELAY_FULL_SCAN_INTERVAL_MS: durationMs.max(3_600_000).default(30_000),
+  /**
    * Fault-injection hook for crash tests, never set in production: the relay worker stops dead
    * at this point (prints a marker, then hangs) so a test can kill -9 it exactly there.
    */
@@ -110,6 +116,7 @@ export interface Config {
     taskQueue?: string;
     idleWaitMs: number;
     fallbackPollMs: number;
+    fullScanIntervalMs: number;
     faultPauseAt?: 'after-kafka-ack' | 'before-mark';
     memoryLogMs?: number;
   };
@@ -194,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.RELAY_TASK_QUEUE,
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
+      fullScanIntervalMs: e.RELAY_FULL_SCAN_INTERVAL_MS,
       faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
       memoryLogMs: e.RELAY_MEMORY_LOG_MS,
     },

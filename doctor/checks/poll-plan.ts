@@ -1,4 +1,4 @@
-import { FETCH_PENDING_IDS_SQL } from '../../outbox/queries/fetch-pending-ids';
+import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../../outbox/queries/fetch-pending-ids';
 import type { SqlExecutor } from '../../db/executor';
 import { CREATE_PENDING_INDEX_SQL, PENDING_INDEX_NAME, pendingIndexState } from './pending-index';
 import { result, type Check, type Problem } from '../types';
@@ -32,7 +32,7 @@ export interface PollPlan {
 export async function explainPoll(db: SqlExecutor, params: { shardCount: number; shardIndex: number; limit: number }): Promise<PollPlan> {
   const runs: PollPlan[] = [];
   for (let i = 0; i < RUNS; i++) {
-    const { rows } = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${FETCH_PENDING_IDS_SQL}`, [params.shardCount, params.shardIndex, params.limit]);
+    const { rows } = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${FETCH_PENDING_IDS_SQL}`, [params.shardCount, params.shardIndex, params.limit, FROM_THE_BEGINNING]);
     const explained = rows[0]!['QUERY PLAN'][0] as { Plan: PlanNode; 'Execution Time': number; 'Planning Time': number };
     const touching = nodes(explained.Plan).filter((n) => n['Relation Name'] === 'outbox_events' || n['Index Name'] !== undefined);
     runs.push({
