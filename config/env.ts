@@ -81,6 +81,8 @@ const schema = z.object({
   RETENTION_SCHEDULE_ID: z.string().min(1).default(RETENTION_SCHEDULE_ID),
   /** The doctor fails when the oldest pending outbox row is older than this. */
   DOCTOR_MAX_PENDING_AGE_MS: durationMs.default(5 * 60_000),
+  /** The doctor names every session or prepared transaction holding the vacuum horizon longer than this. */
+  DOCTOR_MAX_HORIZON_AGE_MS: durationMs.default(5 * 60_000),
 
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -132,7 +134,7 @@ export interface Config {
     deadLetter: boolean;
   };
   retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
-  doctor: { maxPendingAgeMs: number };
+  doctor: { maxPendingAgeMs: number; maxHorizonAgeMs: number };
   logLevel: RawEnv['LOG_LEVEL'];
 }
 
@@ -225,7 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.RETENTION_TASK_QUEUE,
       scheduleId: e.RETENTION_SCHEDULE_ID,
     },
-    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS },
+    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxHorizonAgeMs: e.DOCTOR_MAX_HORIZON_AGE_MS },
     logLevel: e.LOG_LEVEL,
   };
 }
