@@ -18,6 +18,7 @@ import { startInProcessRelayWorker, type InProcessRelayWorker } from './support/
 import { median, percentile, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
 import { runId } from './support/run-id';
+import { vacuumHorizonChart } from './support/vacuum-horizon-chart';
 import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database';
 
 // The relay and the consumer while vacuum is held back (issue 12): the same flow of events twice,
@@ -298,26 +299,7 @@ runBenchmark(async () => {
         machine: 'shared: other sessions were running their own work on the same 2 cores; figures are indicative',
       },
       results: { comparison, noHold, hold },
-      chart: {
-        $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-        title: `Poll on a drained shard while ${EVENTS.toLocaleString('en-US')} events flow (held = one REPEATABLE READ transaction open)`,
-        data: {
-          values: [noHold, hold].flatMap((run) =>
-            run.steps.flatMap((s) => [
-              { events: s.events, series: `${run.mode}: relay poll (bounded)`, ms: s.relayPollMs },
-              { events: s.events, series: `${run.mode}: poll from the beginning (full scan)`, ms: s.fromBeginningPollMs },
-            ]),
-          ),
-        },
-        mark: { type: 'line', point: true },
-        encoding: {
-          x: { field: 'events', type: 'quantitative', title: 'events published so far' },
-          y: { field: 'ms', type: 'quantitative', title: 'poll time (ms)' },
-          color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'top', columns: 2 } },
-        },
-        width: 700,
-        height: 350,
-      },
+      chart: vacuumHorizonChart(EVENTS, [noHold, hold]),
     });
     console.log(`saved: ${written.join(', ')}`);
   } finally {
