@@ -165,5 +165,23 @@ describe('relay poll bound under a held vacuum horizon (real PostgreSQL, Kafka, 
       assert.ok(onKafka.has('late-insert') && onKafka.has('late-nextval'), 'both late events are on the topic');
       assert.equal(onKafka.size, 1000 + 5 * 400 + 2);
     });
+
+    it('republishes a row an operator set back to pending below the bound, at the next full scan', async () => {
+      relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic, { RELAY_FULL_SCAN_INTERVAL_MS: '3000', RELAY_FALLBACK_POLL_MS: '1000' }));
+      await startShard(temporal.client, relay.taskQueue, { batchSize: 100 });
+      await holdSnapshot();
+      await insertEvents('first', 500);
+      await eventually('all published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0);
+      await insertEvents('second', 500); // the bound moves past the first 500
+      await eventually('all published again', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0);
+      const before = (await readWholeTopic(topic.topic)).filter((m) => m.headers[HEADERS.eventId] === 'first-7').length;
+      assert.equal(before, 1);
+
+      // By hand, with no notification: only the relay's periodic full scan can find it.
+      await db.pool.query(`UPDATE outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'first-7'`);
+      await eventually('row republished', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0, 60_000);
+      const after = (await readWholeTopic(topic.topic)).filter((m) => m.headers[HEADERS.eventId] === 'first-7').length;
+      assert.equal(after, 2, 'sent to Kafka a second time');
+    });
   });
 });
