@@ -6,6 +6,7 @@ import { pollPlanCheck } from '../../doctor/checks/poll-plan';
 import { vacuumHorizonCheck } from '../../doctor/checks/vacuum-horizon';
 import type { CheckResult } from '../../doctor/types';
 import { cachePaths } from '../../infra/paths';
+import { readHorizonAgeSeconds } from '../../outbox/queries/read-horizon-age';
 import { ensurePostgres, stopPostgres } from '../../infra/postgres';
 import { uniqueName } from '../support/ids';
 import { isolatedStack, type IsolatedStack } from '../support/isolated-stack';
@@ -78,6 +79,7 @@ describe('doctor: what holds vacuum back, named (isolated PostgreSQL)', function
     const c = await connect();
     await c.query(`INSERT INTO outbox_events (event_type, payload) SELECT 't', jsonb_build_object('event_id', g) FROM generate_series(1, 100000) g`);
     assert.equal(named(await runCheck(vacuumHorizonCheck), 'pid'), undefined, 'nothing held yet');
+    assert.ok((await readHorizonAgeSeconds(c)) < HOLD_MS / 1000, 'nor by the gauge');
 
     const reader = await connect();
     const pid = await pidOf(reader);
@@ -91,6 +93,9 @@ describe('doctor: what holds vacuum back, named (isolated PostgreSQL)', function
     // Published while the snapshot is held: 100,000 dead entries in the pending index.
     await c.query(`UPDATE outbox_events SET published_at = now()`);
     await pause(HOLD_MS + 100);
+
+    const metricDb = await connect();
+    assert.ok((await readHorizonAgeSeconds(metricDb)) >= HOLD_MS / 1000, 'the gauge reads the holder\'s age');
 
     const horizon = await runCheck(vacuumHorizonCheck);
     const problem = named(horizon, `pid ${pid}`);
