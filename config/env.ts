@@ -85,6 +85,12 @@ const schema = z.object({
   /** Fallback poll inside that wait, for notifications missed while the listener reconnected. */
   RELAY_FALLBACK_POLL_MS: durationMs.default(10_000),
   /**
+   * How often a relay's poll reads its shard from the beginning instead of from its proven bound:
+   * the safety net for rows made pending again by hand (docs/vacuum.md). Costly only while vacuum
+   * is held back.
+   */
+  RELAY_FULL_SCAN_INTERVAL_MS: durationMs.max(3_600_000).default(30_000),
+  /**
    * Fault-injection hook for crash tests, never set in production: the relay worker stops dead
    * at this point (prints a marker, then hangs) so a test can kill -9 it exactly there.
    */
@@ -106,6 +112,8 @@ const schema = z.object({
   RETENTION_SCHEDULE_ID: z.string().min(1).default(RETENTION_SCHEDULE_ID),
   /** The doctor fails when the oldest pending outbox row is older than this. */
   DOCTOR_MAX_PENDING_AGE_MS: durationMs.default(5 * 60_000),
+  /** The doctor names every session or prepared transaction holding the vacuum horizon longer than this. */
+  DOCTOR_MAX_HORIZON_AGE_MS: durationMs.default(5 * 60_000),
 
   /**
    * First of the ports the workers serve Prometheus metrics on (docs/observability.md): relay +0,
@@ -162,6 +170,7 @@ export interface Config {
     taskQueue?: string;
     idleWaitMs: number;
     fallbackPollMs: number;
+    fullScanIntervalMs: number;
     faultPauseAt?: 'after-kafka-ack' | 'before-mark';
     memoryLogMs?: number;
   };
@@ -179,7 +188,7 @@ export interface Config {
     unknownEventTypes: 'skip' | 'park';
   };
   retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
-  doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number };
+  doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number; maxHorizonAgeMs: number };
   /** Prometheus endpoints; portBase undefined = off. */
   metrics: { portBase?: number; host: string; sampleMs: number };
   logLevel: RawEnv['LOG_LEVEL'];
@@ -274,6 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.RELAY_TASK_QUEUE,
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
+      fullScanIntervalMs: e.RELAY_FULL_SCAN_INTERVAL_MS,
       faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
       memoryLogMs: e.RELAY_MEMORY_LOG_MS,
     },
@@ -299,7 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.RETENTION_TASK_QUEUE,
       scheduleId: e.RETENTION_SCHEDULE_ID,
     },
-    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS },
+    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS, maxHorizonAgeMs: e.DOCTOR_MAX_HORIZON_AGE_MS },
     metrics: { portBase: e.METRICS_PORT_BASE === 0 ? undefined : e.METRICS_PORT_BASE, host: e.METRICS_HOST, sampleMs: e.METRICS_SAMPLE_MS },
     logLevel: e.LOG_LEVEL,
   };
