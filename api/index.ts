@@ -1,9 +1,10 @@
 // temporal-outbox: the public API in one module. Subpaths (temporal-outbox/outbox, /consumer,
-// /relay, /retention, /doctor) give the same pieces one concern at a time.
+// /relay, /retention, /audit, /doctor) give the same pieces one concern at a time.
 export * from './outbox';
 export * from './consumer';
 export * from './relay';
 export * from './retention';
+export * from './audit';
 export * from './doctor';
 export { loadConfig, ConfigError, type Config } from '../config/env';
 export { TASK_QUEUES, PAYMENT_CONFIRMED } from '../config/constants';

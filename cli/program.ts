@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerAuditCommands } from './commands/audit';
 import { registerInboxCommands } from './commands/inbox';
 import { registerDoctorCommand } from './commands/doctor';
 import { registerDemoCommand } from './commands/demo';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerSetupCommand(program);
   registerRetentionCommands(program);
   registerDoctorCommand(program);
+  registerAuditCommands(program);
   registerTrafficCommand(program);
   return program;
 }

@@ -9,14 +9,30 @@ export const TASK_QUEUES = {
 
 /**
  * Search attributes the workflows upsert; `stack up` registers every one. The dev server's
- * SQLite visibility store allows only three custom Int attributes per namespace, so counters
- * beyond these three live in each workflow's current details and `status` query instead.
+ * SQLite visibility store (CLI 1.9.1, server 1.32.0, checked 2026-12-03 with `temporal operator
+ * search-attribute create`) still allows only three custom attributes per type for Int, Double,
+ * KeywordList (and Bool, Datetime, Text) and ten Keyword, and refuses a value over 2 KB; so
+ * counters beyond these live in each workflow's current details and `status` query instead.
  */
 export const SEARCH_ATTRIBUTES = {
   relayShard: { name: 'OutboxRelayShard', type: 'Int' },
   relayPublished: { name: 'OutboxRelayPublished', type: 'Int' },
   relayPending: { name: 'OutboxRelayPending', type: 'Int' },
   relayStatus: { name: 'OutboxRelayStatus', type: 'Keyword' },
+  /** Reconciliation runs: 'clean' or 'drift'. */
+  auditStatus: { name: 'OutboxAuditStatus', type: 'Keyword' },
+  /** Reconciliation runs: what drifted, as event:<id> and account:<id> (as many as fit in 2 KB). */
+  auditFindings: { name: 'OutboxAuditFindings', type: 'KeywordList' },
+  /**
+   * The consumer's applyEventsWorkflow runs: the inbox (consumer) they apply to, the topics,
+   * partitions and offsets they cover. Topics are a KeywordList (a batch may span several
+   * topics; `OutboxKafkaTopics = 't'` matches any run holding t), the third and last KeywordList.
+   */
+  consumerName: { name: 'OutboxConsumer', type: 'Keyword' },
+  consumerTopics: { name: 'OutboxKafkaTopics', type: 'KeywordList' },
+  consumerPartitions: { name: 'OutboxKafkaPartitions', type: 'KeywordList' },
+  consumerOffsetMin: { name: 'OutboxKafkaOffsetMin', type: 'Double' },
+  consumerOffsetMax: { name: 'OutboxKafkaOffsetMax', type: 'Double' },
 } as const;
 
 export const RELAY_WORKFLOW_TYPE = 'relayShardWorkflow';
@@ -28,6 +44,9 @@ export function relayWorkflowId(shardIndex: number): string {
 }
 
 export const RETENTION_SCHEDULE_ID = 'outbox-retention';
+
+export const RECONCILIATION_WORKFLOW_TYPE = 'reconciliationWorkflow';
+export const AUDIT_SCHEDULE_ID = 'outbox-audit';
 
 /** The event type the payments service emits and the consumers apply. */
 export const PAYMENT_CONFIRMED = 'payment_confirmed';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
+import { AUDIT_SCHEDULE_ID, PAYMENT_CONFIRMED, RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
 
 // Built from an env object on demand (never at import time) so tests and tools can build
 // their own. Every invalid variable is reported at once, not the first one only.
@@ -110,6 +110,22 @@ const schema = z.object({
   /** Overrides for tests and side-by-side deployments; the defaults come from config/constants.ts. */
   RETENTION_TASK_QUEUE: z.string().min(1).default(TASK_QUEUES.retention),
   RETENTION_SCHEDULE_ID: z.string().min(1).default(RETENTION_SCHEDULE_ID),
+  /** Reconciliation audit: how much of the event history each run checks (by created_at). */
+  AUDIT_WINDOW_MS: durationMs.default(3600_000),
+  /** Events younger than this are not expected to be applied yet; the window ends this long ago. */
+  AUDIT_SETTLE_MS: z.coerce.number().int().min(0).default(2 * 60_000),
+  AUDIT_INTERVAL: z.string().regex(/^\d+[smhd]$/, 'must look like 30s, 10m, 1h or 1d').default('10m'),
+  AUDIT_SCHEDULE_ID: z.string().min(1).default(AUDIT_SCHEDULE_ID),
+  /** The audit runs on the retention worker's queue unless told otherwise. */
+  AUDIT_TASK_QUEUE: z.string().min(1).optional(),
+  /**
+   * The consumers whose inboxes must hold every published event, as consumer=type|type,...;
+   * default: the payments inbox (INBOX_CONSUMER) for payment_confirmed.
+   */
+  AUDIT_CONSUMERS: z
+    .string()
+    .regex(/^[^=,|\s]+=[^=,|\s]+(\|[^=,|\s]+)*(,[^=,|\s]+=[^=,|\s]+(\|[^=,|\s]+)*)*$/, 'must look like payments-credit=payment_confirmed,other=type_a|type_b')
+    .optional(),
   /** The doctor fails when the oldest pending outbox row is older than this. */
   DOCTOR_MAX_PENDING_AGE_MS: durationMs.default(5 * 60_000),
   /** The doctor names every session or prepared transaction holding the vacuum horizon longer than this. */
@@ -188,6 +204,7 @@ export interface Config {
     unknownEventTypes: 'skip' | 'park';
   };
   retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
+  audit: { windowMs: number; settleMs: number; interval: string; scheduleId: string; taskQueue: string; consumers: { consumer: string; eventTypes: string[] }[] };
   doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number; maxHorizonAgeMs: number };
   /** Prometheus endpoints; portBase undefined = off. */
   metrics: { portBase?: number; host: string; sampleMs: number };
@@ -308,6 +325,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeBudgetMs: e.RETENTION_TIME_BUDGET_MS,
       taskQueue: e.RETENTION_TASK_QUEUE,
       scheduleId: e.RETENTION_SCHEDULE_ID,
+    },
+    audit: {
+      windowMs: e.AUDIT_WINDOW_MS,
+      settleMs: e.AUDIT_SETTLE_MS,
+      interval: e.AUDIT_INTERVAL,
+      scheduleId: e.AUDIT_SCHEDULE_ID,
+      taskQueue: e.AUDIT_TASK_QUEUE ?? e.RETENTION_TASK_QUEUE,
+      consumers: (e.AUDIT_CONSUMERS ?? `${e.INBOX_CONSUMER}=${PAYMENT_CONFIRMED}`).split(',').map((entry) => {
+        const [consumer, types] = entry.split('=') as [string, string];
+        return { consumer, eventTypes: types.split('|') };
+      }),
     },
     doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS, maxHorizonAgeMs: e.DOCTOR_MAX_HORIZON_AGE_MS },
     metrics: { portBase: e.METRICS_PORT_BASE === 0 ? undefined : e.METRICS_PORT_BASE, host: e.METRICS_HOST, sampleMs: e.METRICS_SAMPLE_MS },

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config/env';
 import { createPool } from '../db/pool';
+import { auditScheduleCheck } from './checks/audit-schedule';
 import { consumerLagCheck } from './checks/consumer-lag';
 import { inboxTableCheck } from './checks/inbox-table';
 import { outboxTableCheck } from './checks/outbox-table';
@@ -10,7 +11,7 @@ import { retentionScheduleCheck } from './checks/retention-schedule';
 import { vacuumHorizonCheck } from './checks/vacuum-horizon';
 import type { Check, CheckResult, DoctorContext } from './types';
 
-export const CHECKS: Check[] = [outboxTableCheck, pendingIndexCheck, pollPlanCheck, vacuumHorizonCheck, inboxTableCheck, consumerLagCheck, retentionScheduleCheck];
+export const CHECKS: Check[] = [outboxTableCheck, pendingIndexCheck, pollPlanCheck, vacuumHorizonCheck, inboxTableCheck, consumerLagCheck, retentionScheduleCheck, auditScheduleCheck];
 
 export interface DoctorReport {
   healthy: boolean;

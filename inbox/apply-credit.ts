@@ -21,6 +21,10 @@ export const RECORD_EVENT_SQL = 'INSERT INTO inbox_processed_events (consumer, e
 export const CREDIT_ACCOUNT_SQL =
   'UPDATE accounts SET balance = balance + $2::bigint, updated_at = now() WHERE account_id = $1::bigint RETURNING balance::text';
 
+/** The credit's line in the account's ledger (what the reconciliation audit sums). */
+export const RECORD_LEDGER_SQL =
+  'INSERT INTO payments_credit_ledger (consumer, event_id, account_id, amount) VALUES ($1, $2, $3::bigint, $4::bigint)';
+
 export async function applyCredit(pool: Pool, consumer: string, event: CreditEvent): Promise<ApplyCreditResult> {
   const client = await pool.connect();
   try {
@@ -39,6 +43,7 @@ export async function applyCredit(pool: Pool, consumer: string, event: CreditEve
       await client.query('ROLLBACK');
       return { applied: false, eventId: event.eventId, reason: 'unknown account' };
     }
+    await client.query(RECORD_LEDGER_SQL, [consumer, event.eventId, event.accountId, event.amount]);
     await client.query('COMMIT');
     return { applied: true, eventId: event.eventId, balance: rows[0]!.balance };
   } catch (err) {

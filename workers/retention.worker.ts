@@ -1,3 +1,4 @@
+import { createAuditActivities } from '../activities/audit';
 import { createRetentionActivities } from '../activities/retention';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
@@ -9,6 +10,9 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 // The retention worker: runs the retention workflow and its activities on the retention task
 // queue. The Schedule starts the runs; this process only executes them. One is enough (runs are
 // minutes apart and never overlap); a second one is a hot spare, not double deletion.
+// It also runs the scheduled reconciliation audit (read-only; docs/audit.md), on the same queue
+// unless AUDIT_TASK_QUEUE names another one (then run a second worker with RETENTION_TASK_QUEUE
+// set to it).
 
 export async function runRetentionWorker(config: Config): Promise<void> {
   const logger = createLogger('retention-worker', config.logLevel);
@@ -18,8 +22,8 @@ export async function runRetentionWorker(config: Config): Promise<void> {
   try {
     const { worker, connection } = await createTemporalWorker(config, {
       taskQueue: config.retention.taskQueue,
-      workflowsPath: require.resolve('../workflows/retention'),
-      activities: createRetentionActivities({ pool, config }),
+      workflowsPath: require.resolve('../workflows/scheduled-workflows'),
+      activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config }) },
       // Runs never overlap (the Schedule skips), so a sweep and a catalog query at most: two
       // sweeps at once would only contend for the same pages and WAL.
       maxConcurrentActivityTaskExecutions: 2,

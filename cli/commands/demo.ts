@@ -9,6 +9,7 @@ import { waitForPollers } from '../../app/wait-for-workers';
 // and `temporal-outbox/local-stack` export), never the modules behind it.
 import {
   createPool,
+  ensureAuditSchedule,
   ensureRetentionSchedule,
   loadConfig,
   restartShards,
@@ -71,6 +72,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     say(`relay shards: started [${relays.started.join(', ')}], already running [${relays.alreadyRunning.join(', ')}]`);
     if (relays.alreadyRunning.length > 0) await restartStuckShards(control, config.relay.shards, say);
     say(`retention schedule ${config.retention.scheduleId}: ${await ensureRetentionSchedule(client, config)} (every ${config.retention.interval})`);
+    say(`audit schedule ${config.audit.scheduleId}: ${await ensureAuditSchedule(client, config)} (every ${config.audit.interval})`);
     await connection.close();
 
     await ensureDemoAccounts(pool);

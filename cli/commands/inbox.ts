@@ -1,6 +1,8 @@
+import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/env';
 import { createPool } from '../../db/pool';
+import { findEventWorkflows } from '../../inbox/find-event-workflows';
 import { listParkedEvents } from '../../inbox/list-parked-events';
 import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
 
@@ -32,6 +34,34 @@ export function registerInboxCommands(program: Command) {
         }
         console.log(`${rows.length} parked event(s) shown`);
       } finally {
+        await pool.end();
+      }
+    });
+
+  inbox
+    .command('find')
+    .description('the applyEventsWorkflow run(s) that carried a credit event: its topic, partition and offset, the UI list query, the workflow ids')
+    .requiredOption('--event-id <id>', 'the event id (payload.event_id)')
+    .action(async (opts: { eventId: string }) => {
+      const config = loadConfig();
+      const pool = createPool(config.database.url, { max: 1 });
+      const connection = await Connection.connect({ address: config.temporal.address });
+      try {
+        const found = await findEventWorkflows(pool, new Client({ connection, namespace: config.temporal.namespace }), opts.eventId);
+        if (found.length === 0) {
+          console.log(`event ${opts.eventId} has no applied credit (not applied, parked: npm run outbox -- inbox parked, or applied before the credit ledger existed)`);
+          process.exitCode = 1;
+          return;
+        }
+        for (const f of found) {
+          console.log(`event ${f.eventId}: ${f.consumer} credited ${f.amount} to account ${f.accountId}; Kafka ${f.topic} partition ${f.partition}, offset ${f.offset}`);
+          console.log(`  UI list query: ${f.query}`);
+          console.log(`  ${config.temporal.uiUrl}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent(f.query)}`);
+          for (const w of f.workflows) console.log(`  ${w.holdsEvent ? 'carried it:' : 'listed, not it:'} ${w.workflowId} (run ${w.runId})`);
+          if (f.workflows.length === 0) console.log('  no applyEventsWorkflow run listed (closed ones are kept for the namespace retention only)');
+        }
+      } finally {
+        await connection.close();
         await pool.end();
       }
     });
