@@ -14,7 +14,9 @@ export interface RelayCounters {
 export interface RelayStatus extends RelayCounters {
   shardIndex: number;
   shardCount: number;
-  state: 'running' | 'idle' | 'backing-off' | 'stopping' | 'stopped';
+  state: 'running' | 'idle' | 'backing-off' | 'paused' | 'stopping' | 'stopped';
+  /** Present while an operator has paused the shard (pause/resume signals). */
+  paused?: { reason: string; since: string };
   /** Pending rows of this shard at the last count (capped at 1,000,000), null before one. */
   pending: number | null;
   /** Parked rows of this shard waiting for a redrive, at the last count. */
@@ -29,6 +31,7 @@ export function statusMarkdown(s: RelayStatus): string {
   return [
     `**Outbox relay — shard ${s.shardIndex} of ${s.shardCount}** · ${s.state}`,
     '',
+    ...(s.paused ? [`Paused since ${s.paused.since}: ${s.paused.reason}. Resume: \`npm run outbox -- relay resume --shard ${s.shardIndex}\``, ''] : []),
     '| published | batches | last id | pending | parked (waiting) | runs |',
     '|---:|---:|---:|---:|---:|---:|',
     `| ${s.published} | ${s.batches} | ${s.lastId} | ${s.pending ?? '?'} | ${s.parkedNow ?? '?'} | ${s.runs + 1} |`,

@@ -1,8 +1,10 @@
 import {
   type ActivityOptions,
+  allHandlersFinished,
   type LocalActivityOptions,
   ActivityCancellationType,
   CancellationScope,
+  condition,
   makeContinueAsNewFunc,
   defineQuery,
   defineSignal,
@@ -19,6 +21,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import type { RelayActivities } from '../activities/relay';
 import { SEARCH_ATTRIBUTES } from '../config/constants';
 import { RELAY_WORKFLOW_TASK_TIMEOUT } from './relay-timeouts';
+import { pauseSignal, redriveUpdate, resumeSignal, type PauseState } from './relay-operator';
 import { EMPTY_COUNTERS, statusMarkdown, type RelayCounters, type RelayStatus } from './relay-status';
 
 export interface RelayShardInput {
@@ -38,6 +41,8 @@ export interface RelayShardInput {
   activityMode?: RelayActivityMode;
   /** Carried across continue-as-new; callers leave it out. */
   counters?: RelayCounters;
+  /** Set while an operator has paused the shard; carried across continue-as-new. */
+  paused?: PauseState;
 }
 
 export type RelayActivityMode = 'local' | 'remote';
@@ -137,6 +142,15 @@ const REMOTE_BATCH_ACTIVITIES: BatchActivities = {
 };
 const { waitForPendingEvents } = proxyActivities<RelayActivities>(waitActivity);
 
+// An operator's re-drive (the `redrive` update): one UPDATE of the shard's parked rows. An
+// ordinary activity, so it appears in the history and the UI with its input and result. A few
+// retries cover a PostgreSQL restart; the operator sees a failure rather than a hang.
+const redriveActivity = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
+} satisfies ActivityOptions;
+const { redriveParked } = proxyActivities<RelayActivities>(redriveActivity);
+
 // The next run gets the relay's own task timeout even if this one was started with Temporal's
 // default (e.g. by a `temporal workflow start` without --task-timeout).
 const continueAsNewRelay = makeContinueAsNewFunc<typeof relayShardWorkflow>({ workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT });
@@ -169,8 +183,10 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
     parkedNow: null,
     batchesThisRun: 0,
     updatedAt: new Date().toISOString(),
+    ...(input.paused ? { paused: input.paused } : {}),
   };
   let stopRequested = false;
+  let paused: PauseState | undefined = input.paused;
   let interruptible: CancellationScope | undefined;
   let lastUpsert = { state: '', published: -1, pending: -2 };
 
@@ -178,6 +194,19 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
   setHandler(stopSignal, () => {
     stopRequested = true;
     interruptible?.cancel();
+  });
+  setHandler(pauseSignal, ({ reason }) => {
+    paused = { reason: reason || 'paused by an operator', since: new Date().toISOString() };
+    // An idle wait or a back-off ends now; a batch being published finishes first.
+    interruptible?.cancel();
+  });
+  setHandler(resumeSignal, () => {
+    paused = undefined;
+  });
+  setHandler(redriveUpdate, async ({ ids }) => {
+    const { redriven } = await redriveParked({ shardIndex: input.shardIndex, shardCount: input.shardCount, ids });
+    if (status.parkedNow !== null) status.parkedNow = Math.max(0, status.parkedNow - redriven.length);
+    return { redriven };
   });
 
   const report = (state: RelayStatus['state'], force = false) => {
@@ -237,7 +266,21 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
       // Nothing crosses the boundary half done: the last batch is marked before the new run.
       await finishMarking();
       counters.runs += 1;
-      await continueAsNewRelay({ ...input, counters });
+      // A re-drive update still running would be cut off by the new run: let it answer first.
+      await condition(allHandlersFinished);
+      await continueAsNewRelay({ ...input, counters, paused });
+    }
+    if (paused) {
+      // Nothing in flight while paused: the last batch is marked before the shard says so.
+      await finishMarking();
+      status.paused = paused;
+      report('paused');
+      await condition(() => paused === undefined || stopRequested || workflowInfo().continueAsNewSuggested);
+      if (paused === undefined) {
+        delete status.paused;
+        report('running', true);
+      }
+      continue;
     }
     const { ids, backlog } = await fetchPendingBatch({
       shardIndex: input.shardIndex,

@@ -3,6 +3,7 @@ import { createFetchPendingBatch } from './fetch-pending-batch';
 import { createMarkPublished } from './mark-published';
 import { PendingScanBounds } from './pending-scan-bound';
 import { createPublishBatch } from './publish-batch';
+import { createRedriveParked } from './redrive-parked';
 import { createWaitForPendingEvents } from './wait-for-pending-events';
 
 export type { RelayActivityDeps } from './deps';
@@ -20,6 +21,7 @@ export function createRelayActivities(deps: RelayActivityDeps, bounds = new Pend
     publishBatch: createPublishBatch(deps),
     markPublished: createMarkPublished(deps),
     waitForPendingEvents: createWaitForPendingEvents(deps, bounds),
+    redriveParked: createRedriveParked(deps),
   };
 }
 

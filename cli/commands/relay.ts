@@ -3,9 +3,10 @@ import type { Command } from 'commander';
 import { TASK_QUEUES } from '../../config/constants';
 import { loadConfig, type Config } from '../../config/env';
 import { createPool } from '../../db/pool';
-import { listParked, redriveParked } from '../../outbox/queries/parked-rows';
+import { listParked } from '../../outbox/queries/parked-rows';
 import { readLayout } from '../../outbox/queries/relay-layout';
 import { relayStatuses, reshardRelays, restartShards, startRelays, stopRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
+import { pauseShards, redriveThroughShards, resumeShards } from '../../outbox/relay-operator-control';
 
 /** Runs `work` with a Temporal client and a small pool, closing both. */
 async function withControl<T>(config: Config, batchSize: number, work: (opts: RelayControlOptions) => Promise<T>): Promise<T> {
@@ -109,18 +110,58 @@ export function registerRelayCommands(program: Command) {
     });
 
   relay
+    .command('pause')
+    .description('pause relay shards (all, or --shard N): each finishes its batch, then publishes nothing until resumed; a `pause` signal in its history')
+    .option('--shard <n...>', 'only these shards', (v: string, acc: number[] = []) => [...acc, nonNegative(v)])
+    .option('--reason <text>', 'why (shown in the UI and in `relay status`)', 'paused by an operator')
+    .action(async (o: { shard?: number[]; reason: string }) => {
+      const config = loadConfig();
+      await withControl(config, config.relay.batchSize, async (opts) => {
+        const results = await pauseShards(opts, await targetShards(opts, config, o.shard), o.reason);
+        for (const r of results) console.log(`shard ${r.shardIndex}: ${r.state}`);
+      });
+    });
+
+  relay
+    .command('resume')
+    .description('resume paused relay shards (all, or --shard N); they drain what was enqueued meanwhile; a `resume` signal in their history')
+    .option('--shard <n...>', 'only these shards', (v: string, acc: number[] = []) => [...acc, nonNegative(v)])
+    .option('--reason <text>', 'why (recorded in the signal)', 'resumed by an operator')
+    .action(async (o: { shard?: number[]; reason: string }) => {
+      const config = loadConfig();
+      await withControl(config, config.relay.batchSize, async (opts) => {
+        const results = await resumeShards(opts, await targetShards(opts, config, o.shard), o.reason);
+        for (const r of results) console.log(`shard ${r.shardIndex}: ${r.state}`);
+      });
+    });
+
+  relay
     .command('redrive')
-    .description('put parked rows back in the queue with a fresh attempt budget (after fixing what was wrong)')
+    .description('put parked rows back in the queue with a fresh attempt budget (after fixing what was wrong), through each shard\'s `redrive` update: an activity in its history')
     .option('--id <id...>', 'outbox ids to re-drive', (v: string, acc: number[] = []) => [...acc, positive(v)])
     .option('--all', 'every parked row')
-    .action(async (o: { id?: number[]; all?: boolean }) => {
+    .option('--reason <text>', 'why (recorded in the update)', 're-driven by an operator')
+    .action(async (o: { id?: number[]; all?: boolean; reason: string }) => {
       if (!o.all && !o.id?.length) throw new Error('say which rows: --id N [--id M ...] or --all');
-      const pool = createPool(loadConfig().database.url, { max: 1 });
-      try {
-        const ids = await redriveParked(pool, o.all ? null : o.id!);
-        console.log(ids.length ? `re-driven: ${ids.join(', ')}` : 'nothing to re-drive (no such parked rows)');
-      } finally {
-        await pool.end();
-      }
+      const config = loadConfig();
+      await withControl(config, config.relay.batchSize, async (opts) => {
+        const shards = (await readLayout(opts.db)) ?? config.relay.shards;
+        const { redriven } = await redriveThroughShards(opts, shards, o.all ? null : o.id!, o.reason);
+        console.log(redriven.length ? `re-driven: ${redriven.join(', ')}` : 'nothing to re-drive (no such parked rows)');
+      });
     });
+}
+
+const nonNegative = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a shard index (0, 1, ...), got ${v}`);
+  return n;
+};
+
+/** The shards named on the command line, else every shard of the recorded layout. */
+async function targetShards(opts: RelayControlOptions, config: Config, named?: number[]): Promise<number[]> {
+  const shards = (await readLayout(opts.db)) ?? config.relay.shards;
+  const outside = (named ?? []).filter((i) => i >= shards);
+  if (outside.length) throw new Error(`the outbox is laid out for ${shards} shards (0..${shards - 1}); no shard ${outside.join(', ')}`);
+  return named?.length ? named : Array.from({ length: shards }, (_, i) => i);
 }
