@@ -18,6 +18,7 @@ import { createTestTopic } from '../support/kafka';
 import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
 import { testTemporalClient } from '../support/temporal';
 import { eventually } from '../support/wait';
+import type { EventBatch } from '../../workflows/inbox-contract';
 
 // The Temporal Web UI (the dev server's, :8233) in a real headless Chromium while a pipeline of
 // this test's own runs (relay and consumer processes, retention and audit schedules, traffic):
@@ -177,22 +178,28 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
     const eventId = 'ui-7';
     await eventually(`${eventId} applied`, async () => (await db.pool.query(`SELECT 1 FROM payments_credit_ledger WHERE event_id = $1`, [eventId])).rowCount === 1, 120_000);
     let found: Awaited<ReturnType<typeof findEventWorkflows>> = [];
-    await eventually('the credit workflow is visible to search', async () => {
+    await eventually('the applyEventsWorkflow run is visible to search', async () => {
       found = await findEventWorkflows(db.pool, temporal.client, eventId);
       return found.length === 1 && found[0]!.workflows.some((w) => w.holdsEvent);
     }, 30_000, 1000);
-    const { query, workflows } = found[0]!;
+    const { query, workflows, partition, offset } = found[0]!;
     const carrier = workflows.find((w) => w.holdsEvent)!;
-    assert.ok(workflows.every((w) => w.workflowId.includes(topic.topic)), `only this topic's credit workflows are listed: ${workflows.map((w) => w.workflowId).join(', ')}`);
+    assert.match(carrier.workflowId, /^apply-/);
+    for (const w of workflows) {
+      const topics = (await temporal.client.workflow.getHandle(w.workflowId, w.runId).describe()).searchAttributes.OutboxKafkaTopics;
+      assert.ok(topics?.includes(topic.topic), `only runs holding this test's topic are listed: ${w.workflowId} has ${JSON.stringify(topics)}`);
+    }
     await page.goto(ui(`/workflows?query=${encodeURIComponent(query)}`));
     await page.locator('table').getByRole('link', { name: carrier.workflowId }).waitFor({ timeout: 60_000 });
     await shot('credit-by-event');
     await page.goto(ui(`/workflows/${encodeURIComponent(carrier.workflowId)}/${carrier.runId}/history`));
-    await waitForText(/applyCreditsWorkflow/);
-    // The id names the partition spans it credited; the event's offset lies in one of them.
-    const { partition, offset } = found[0]!;
-    const span = new RegExp(`p${partition}:(\\d+)-(\\d+)`).exec(carrier.workflowId);
-    assert.ok(span && Number(span[1]) <= offset && offset <= Number(span[2]), `${carrier.workflowId} covers p${partition}@${offset}`);
+    await waitForText(/applyEventsWorkflow/);
+    // The run's input (an EventBatch) holds the event where the credit ledger says it sat.
+    const history = await temporal.client.workflow.getHandle(carrier.workflowId, carrier.runId).fetchHistory();
+    const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    const batch = temporal.client.options.loadedDataConverter.payloadConverter.fromPayload(input) as EventBatch;
+    const i = batch.eventIds.indexOf(eventId);
+    assert.deepEqual([batch.topics[batch.topicIndex[i]!], batch.partitions[i], Number(batch.offsets[i])], [topic.topic, partition, offset], `${carrier.workflowId} carries ${eventId}`);
   });
 
   it('shows an audit run with its findings', async () => {
