@@ -47,6 +47,12 @@ const schema = z.object({
   RELAY_SHARDS: positiveInt.max(256).default(2),
   RELAY_BATCH_SIZE: positiveInt.max(10_000).default(2000),
   RELAY_MAX_ATTEMPTS: positiveInt.max(100).default(5),
+  /**
+   * Payload bytes one relay batch loads and sends at most (rows past it wait for the next
+   * batch; a single row larger than this still goes alone). What bounds the relay worker's
+   * memory with large payloads: docs/relay.md has the measured heap use.
+   */
+  RELAY_BATCH_MAX_BYTES: positiveInt.min(64 * 1024).default(16 * 1024 * 1024),
   /** Task queue the relay worker polls; only tests override it (their own queue per test). */
   RELAY_TASK_QUEUE: z.string().min(1).optional(),
   /** How long an idle relay waits for a NOTIFY before its workflow loops anyway. */
@@ -107,6 +113,7 @@ export interface Config {
     shards: number;
     batchSize: number;
     maxAttempts: number;
+    batchMaxBytes: number;
     taskQueue?: string;
     idleWaitMs: number;
     fallbackPollMs: number;
@@ -191,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       shards: e.RELAY_SHARDS,
       batchSize: e.RELAY_BATCH_SIZE,
       maxAttempts: e.RELAY_MAX_ATTEMPTS,
+      batchMaxBytes: e.RELAY_BATCH_MAX_BYTES,
       taskQueue: e.RELAY_TASK_QUEUE,
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,

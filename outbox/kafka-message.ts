@@ -11,7 +11,7 @@ export type MessageCheck = { ok: true; message: OutboxKafkaMessage; bytes: numbe
 
 // Record framing, key/value lengths, header names and the batch header a record shares; generous
 // so "fits" here means "fits on the broker" too.
-const RECORD_OVERHEAD_BYTES = 128;
+export const RECORD_OVERHEAD_BYTES = 128;
 
 /**
  * Turns one outbox row into the Kafka message of kafka/message-format.ts, or says why it can
