@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
+import { RELAY_WORKFLOW_ID_PREFIX, RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
 
 // Built from an env object on demand (never at import time) so tests and tools can build
 // their own. Every invalid variable is reported at once, not the first one only.
@@ -55,6 +55,11 @@ const schema = z.object({
   RELAY_BATCH_MAX_BYTES: positiveInt.min(64 * 1024).default(16 * 1024 * 1024),
   /** Task queue the relay worker polls; only tests override it (their own queue per test). */
   RELAY_TASK_QUEUE: z.string().min(1).optional(),
+  /**
+   * Shard i's workflow id is `<prefix>-<i>`. Two deployments (or a test beside the demo) on one
+   * Temporal namespace need different prefixes, or they would share relay workflows.
+   */
+  RELAY_WORKFLOW_ID_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'letters, digits, dot, dash, underscore').default(RELAY_WORKFLOW_ID_PREFIX),
   /** How long an idle relay waits for a NOTIFY before its workflow loops anyway. */
   RELAY_IDLE_WAIT_MS: durationMs.max(10 * 60_000).default(60_000),
   /** Fallback poll inside that wait, for notifications missed while the listener reconnected. */
@@ -115,6 +120,8 @@ export interface Config {
     maxAttempts: number;
     batchMaxBytes: number;
     taskQueue?: string;
+    /** Workflow id of shard i. */
+    workflowId: (shardIndex: number) => string;
     idleWaitMs: number;
     fallbackPollMs: number;
     faultPauseAt?: 'after-kafka-ack' | 'before-mark';
@@ -200,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: e.RELAY_MAX_ATTEMPTS,
       batchMaxBytes: e.RELAY_BATCH_MAX_BYTES,
       taskQueue: e.RELAY_TASK_QUEUE,
+      workflowId: (shardIndex: number) => `${e.RELAY_WORKFLOW_ID_PREFIX}-${shardIndex}`,
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
       faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
