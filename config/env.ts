@@ -11,6 +11,13 @@ const durationMs = z.coerce.number().int().positive();
 
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * Each worker's own connection, for a login user holding only its component's role
+   * (migrations/0041_component_roles.sql). Unset: the worker uses DATABASE_URL.
+   */
+  RELAY_DATABASE_URL: z.string().url().optional(),
+  CONSUMER_DATABASE_URL: z.string().url().optional(),
+  RETENTION_DATABASE_URL: z.string().url().optional(),
   KAFKA_BROKERS: z.string().min(1).optional(),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -93,7 +100,13 @@ const schema = z.object({
 export type RawEnv = z.infer<typeof schema>;
 
 export interface Config {
-  database: { url: string; local: boolean };
+  database: {
+    /** Migrations, setup, doctor and CLI tools: the schema owner's connection. */
+    url: string;
+    local: boolean;
+    /** What each worker connects with: its own role's URL when configured, else `url`. */
+    workerUrls: { relay: string; consumer: string; retention: string };
+  };
   kafka: {
     brokers: string[];
     local: boolean;
@@ -169,11 +182,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
+  const databaseUrl = e.DATABASE_URL ?? `postgres://outbox@127.0.0.1:${e.LOCAL_PG_PORT}/outbox`;
   const brokers = (e.KAFKA_BROKERS ?? `127.0.0.1:${e.LOCAL_KAFKA_PORT}`).split(',').map((b) => b.trim()).filter(Boolean);
   return {
     database: {
-      url: e.DATABASE_URL ?? `postgres://outbox@127.0.0.1:${e.LOCAL_PG_PORT}/outbox`,
+      url: databaseUrl,
       local: e.DATABASE_URL === undefined,
+      workerUrls: {
+        relay: e.RELAY_DATABASE_URL ?? databaseUrl,
+        consumer: e.CONSUMER_DATABASE_URL ?? databaseUrl,
+        retention: e.RETENTION_DATABASE_URL ?? databaseUrl,
+      },
     },
     kafka: {
       brokers,

@@ -28,7 +28,7 @@ export function planByteBudget(sizes: PendingRowSize[], budgetBytes: number, max
     if (atLeast > maxMessageBytes) {
       plan.oversized.push({
         id,
-        reason: `payload of ${payloadBytes} bytes: the message would be at least ${atLeast} bytes, over the ${maxMessageBytes}-byte Kafka limit (KAFKA_MAX_MESSAGE_BYTES)`,
+        reason: `message of at least ${atLeast} bytes (payload ${payloadBytes} bytes) exceeds the ${maxMessageBytes}-byte Kafka limit (KAFKA_MAX_MESSAGE_BYTES)`,
       });
       continue;
     }

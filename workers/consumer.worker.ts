@@ -1,4 +1,5 @@
 import { Client } from '@temporalio/client';
+import { Runtime } from '@temporalio/worker';
 import type { Consumer, Producer } from 'kafkajs';
 import { createInboxActivities } from '../activities/inbox';
 import { TASK_QUEUES } from '../config/constants';
@@ -17,11 +18,16 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 // Start more processes to consume more partitions in parallel (up to the partition count).
 
 async function main(config: Config): Promise<void> {
+  // The SDK shuts its workers down on SIGTERM by itself, at the same moment as our handler
+  // below: a credit workflow in flight could then never report back, its chunk's offsets were
+  // never committed, and the process hung until killed. Only our handler reacts, in order:
+  // leave the group (in-flight chunks finish and commit), then stop the worker.
+  Runtime.install({ shutdownSignals: [] });
   const logger = createLogger('consumer', config.logLevel);
   const taskQueue = config.consumer.taskQueue ?? TASK_QUEUES.consumer;
   const partitions = config.kafka.partitions;
   // Every partition this process owns may have a batch in flight at once.
-  const pool = createPool(config.database.url, { max: Math.min(20, partitions + 4) });
+  const pool = createPool(config.database.workerUrls.consumer, { max: Math.min(20, partitions + 4) });
   const kafka = createKafka(config, `credit-consumer-${process.pid}`);
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;

@@ -17,8 +17,8 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 export async function runRelayWorker(config: Config): Promise<void> {
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
-  const pool = createPool(config.database.url, { max: 10 });
-  const listener = new PendingListener(config.database.url);
+  const pool = createPool(config.database.workerUrls.relay, { max: 10 });
+  const listener = new PendingListener(config.database.workerUrls.relay);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
   // Not the idempotent producer: it allows one request in flight per broker and cannot recover
   // from a sequence error without a new instance. Duplicates are already possible (the crash

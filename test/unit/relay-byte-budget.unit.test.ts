@@ -25,7 +25,7 @@ describe('relay byte budget (unit)', () => {
     const justUnder = LIMIT - RECORD_OVERHEAD_BYTES;
     const plan = planByteBudget(sized(100, justUnder + 1, justUnder, 200), 16 * 1024 * 1024, LIMIT);
     assert.deepEqual(plan.oversized.map((o) => o.id), [2]);
-    assert.match(plan.oversized[0]!.reason, /payload of 999873 bytes: the message would be at least 1000001 bytes, over the 1000000-byte Kafka limit/);
+    assert.match(plan.oversized[0]!.reason, /message of at least 1000001 bytes \(payload 999873 bytes\) exceeds the 1000000-byte Kafka limit/);
     // Row 3 is loaded: its exact size (key, headers) is checked after loading.
     assert.deepEqual(plan.loadIds, [1, 3, 4]);
   });
