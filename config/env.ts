@@ -36,6 +36,8 @@ const schema = z.object({
   /** Kafka's own retention of the events topic; the inbox horizon must outlive it. */
   KAFKA_TOPIC_RETENTION_MS: durationMs.default(7 * 24 * 3600_000),
   KAFKA_MAX_MESSAGE_BYTES: positiveInt.default(1_000_000),
+  /** How often a running consumer re-reads the topic's real retention (kafka/topic-retention.ts). */
+  KAFKA_RETENTION_CHECK_MS: z.coerce.number().int().min(1000).default(10 * 60_000),
   CONSUMER_GROUP: z.string().min(1).default('payments-credit'),
   CONSUMER_MAX_LAG_MS: durationMs.default(24 * 3600_000),
   INBOX_RETENTION_MS: durationMs.default(14 * 24 * 3600_000),
@@ -115,6 +117,7 @@ export interface Config {
     partitions: number;
     topicRetentionMs: number;
     maxMessageBytes: number;
+    retentionCheckMs: number;
     consumerGroup: string;
     maxConsumerLagMs: number;
   };
@@ -202,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       partitions: e.KAFKA_PARTITIONS,
       topicRetentionMs: e.KAFKA_TOPIC_RETENTION_MS,
       maxMessageBytes: e.KAFKA_MAX_MESSAGE_BYTES,
+      retentionCheckMs: e.KAFKA_RETENTION_CHECK_MS,
       consumerGroup: e.CONSUMER_GROUP,
       maxConsumerLagMs: e.CONSUMER_MAX_LAG_MS,
     },

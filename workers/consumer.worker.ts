@@ -9,6 +9,7 @@ import { createPool } from '../db/pool';
 import { createBatchHandler, creditWorkflowRunner } from '../inbox/consume-batch';
 import { CreditCoalescer } from '../inbox/credit-coalescer';
 import { createKafka } from '../kafka/client';
+import { assertRedeliveryHorizon, watchRedeliveryHorizon, type RedeliveryHorizonError } from '../kafka/guard-redelivery-horizon';
 import { ensureTopics } from '../kafka/topics';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
@@ -31,6 +32,12 @@ async function main(config: Config): Promise<void> {
   const kafka = createKafka(config, `credit-consumer-${process.pid}`);
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;
+  let stopWatching: (() => void) | undefined;
+  await ensureTopics(kafka, config);
+  // The inbox forgets ids after INBOX_RETENTION_MS: refuse to consume a topic that can redeliver
+  // for longer (its real retention on the broker, not what the environment says). Checked
+  // before anything else starts, so the refusal is immediate and says why.
+  await assertRedeliveryHorizon(kafka, config);
   const { worker, connection } = await createTemporalWorker(config, {
     taskQueue,
     workflowsPath: require.resolve('../workflows/credit'),
@@ -48,7 +55,6 @@ async function main(config: Config): Promise<void> {
     // The client shares the worker's native connection, which is what lets the server hand a
     // new workflow's first task straight back to this worker (eager start): one round trip less.
     const client = new Client({ connection, namespace: config.temporal.namespace });
-    await ensureTopics(kafka, config);
     if (config.consumer.deadLetter) {
       producer = kafka.producer();
       await producer.connect();
@@ -111,6 +117,12 @@ async function main(config: Config): Promise<void> {
       eachBatch,
     });
 
+    let horizonBroken: RedeliveryHorizonError | undefined;
+    stopWatching = watchRedeliveryHorizon(kafka, config, config.kafka.retentionCheckMs, (err) => {
+      logger.error({ err: err.message }, 'the topic can now redeliver events the inbox will have forgotten: stopping');
+      horizonBroken = err;
+      void consumer!.disconnect().finally(stopWorker);
+    });
     onShutdownSignal(() => {
       logger.info('stopping: leaving the consumer group, then draining the Temporal worker');
       // In this order: a batch still in flight needs the worker to finish its workflow.
@@ -118,12 +130,14 @@ async function main(config: Config): Promise<void> {
     });
     logger.info({ pid: process.pid, topic: config.kafka.topic, group: config.kafka.consumerGroup, taskQueue }, 'consumer worker running');
     await running;
+    if (horizonBroken) throw horizonBroken;
     if (consumerDead) throw new Error('the Kafka consumer stopped for good; exiting so the worker is restarted');
   } catch (err) {
     stopWorker();
     await running.catch(() => undefined);
     throw err;
   } finally {
+    stopWatching?.();
     await consumer?.disconnect().catch(() => undefined);
     await producer?.disconnect().catch(() => undefined);
     await connection.close().catch(() => undefined);
