@@ -3,6 +3,7 @@ import type { Config } from '../config/env';
 import { createPool } from '../db/pool';
 import { consumerLagCheck } from './checks/consumer-lag';
 import { inboxTableCheck } from './checks/inbox-table';
+import { oddOutboxRowsCheck } from './checks/odd-outbox-rows';
 import { outboxTableCheck } from './checks/outbox-table';
 import { pendingIndexCheck } from './checks/pending-index';
 import { pollPlanCheck } from './checks/poll-plan';
@@ -10,7 +11,7 @@ import { retentionScheduleCheck } from './checks/retention-schedule';
 import { topicRetentionCheck } from './checks/topic-retention';
 import type { Check, CheckResult, DoctorContext } from './types';
 
-export const CHECKS: Check[] = [outboxTableCheck, pendingIndexCheck, pollPlanCheck, inboxTableCheck, consumerLagCheck, topicRetentionCheck, retentionScheduleCheck];
+export const CHECKS: Check[] = [outboxTableCheck, oddOutboxRowsCheck, pendingIndexCheck, pollPlanCheck, inboxTableCheck, consumerLagCheck, topicRetentionCheck, retentionScheduleCheck];
 
 export interface DoctorReport {
   healthy: boolean;

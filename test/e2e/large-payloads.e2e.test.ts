@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import type { Client, Connection } from '@temporalio/client';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic, testKafka } from '../support/kafka';
 import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
 import { testTemporalClient } from '../support/temporal';
 import { eventually } from '../support/wait';
+
+// Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
+const STARTUP_MS = 240_000;
 
 // A backlog of large but legal payloads through real relay and consumer worker processes, each
 // under its production heap cap (workers/node-args.ts). 2,000 rows of 100–900 kB are about
@@ -73,7 +76,7 @@ describe('large payloads: a backlog of 100–900 kB rows flows under the workers
     const relayQueue = uniqueName('large-relay');
     relay = new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: relayQueue });
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue: uniqueName('large-credit') }));
-    await Promise.all([relay.waitUntilRunning(), waitUntilRunning(consumer)]);
+    await Promise.all([relay.waitUntilRunning(STARTUP_MS), consumer.waitForLog((l) => l.msg === 'consumer worker running', STARTUP_MS)]);
     const pids = { relay: relay.child.pid, consumer: consumer.proc.pid };
     // The production default batch of 2,000 rows: only the byte budget keeps it small.
     await startShard(temporal.client, relayQueue, { shardIndex: 0, shardCount: 1, batchSize: 2_000 });

@@ -7,13 +7,16 @@ import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
 import { enqueue } from '../../outbox/enqueue';
 import { planOutboxWalk } from '../../retention/plan-outbox-walk';
 import { sweepPublishedOutbox } from '../../retention/sweep-published-outbox';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic } from '../support/kafka';
 import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
 import { testTemporalClient } from '../support/temporal';
 import { eventually } from '../support/wait';
+
+// Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
+const STARTUP_MS = 240_000;
 
 // Least privilege (migrations/0041_component_roles.sql): each component's role can do its own
 // job and nothing else, and the workers really run under them. Login users are made for this
@@ -123,7 +126,7 @@ describe('component roles: each worker connects with a role that can do only its
       consumer = spawnConsumer(
         consumerEnv({ databaseUrl: db.url, topic: topic.topic, group: uniqueName('roles-group'), taskQueue: uniqueName('roles-credit'), partitions: 2, extra: { CONSUMER_DATABASE_URL: logins.consumer.url, LOG_LEVEL: 'debug' } }),
       );
-      await Promise.all([relay.waitUntilRunning(), waitUntilRunning(consumer)]);
+      await Promise.all([relay.waitUntilRunning(STARTUP_MS), consumer.waitForLog((l) => l.msg === 'consumer worker running', STARTUP_MS)]);
       await startShard(temporal.client, relayQueue, { batchSize: 100 });
 
       for (let i = 0; i < 20; i++) {

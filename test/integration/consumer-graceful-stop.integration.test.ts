@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
-import { consumerEnv, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, spawnConsumer, wireMessage, type ConsumerProcess } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic, testKafka } from '../support/kafka';
 import { eventually } from '../support/wait';
+
+// Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
+const STARTUP_MS = 240_000;
 
 // SIGTERM (a supervisor's stop, the demo's Ctrl-C) while credits are in flight: the worker must
 // finish what it started and commit the offsets of exactly what it applied, then exit 0. Before,
@@ -47,7 +50,7 @@ describe('consumer: a graceful stop commits the offsets of what it applied', fun
 
     // Small chunks: many credit workflows, so the stop lands while one is in flight.
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue: uniqueName('stop-credit'), partitions: PARTITIONS, extra: { CONSUMER_BATCH_SIZE: '50' } }));
-    await waitUntilRunning(consumer);
+    await consumer.waitForLog((l) => l.msg === 'consumer worker running', STARTUP_MS);
     await eventually('crediting under way', async () => (await applied()) >= 1_000, 90_000, 20);
     consumer.proc.kill('SIGTERM');
     const exit = await Promise.race([consumer.exited, new Promise((r) => setTimeout(() => r('still running 60 s after SIGTERM'), 60_000))]);

@@ -5,10 +5,13 @@ import { loadConfig, type Config } from '../../config/env';
 import { topicRetentionCheck } from '../../doctor/checks/topic-retention';
 import { runChecks } from '../../doctor/run-doctor';
 import { readTopicRetention, setTopicRetention } from '../../kafka/topic-retention';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { testKafka } from '../support/kafka';
+
+// Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
+const STARTUP_MS = 240_000;
 
 // The inbox forgets processed ids after INBOX_RETENTION_MS (14 d by default); Kafka must not be
 // able to redeliver an event after that. What counts is the topic's real retention on the
@@ -85,7 +88,7 @@ describe('redelivery horizon against the topic\'s real retention', function () {
   it('a running consumer re-reads it and stops when someone raises it on the broker', async () => {
     const consumer = spawnConsumer(env);
     consumers.push(consumer);
-    await waitUntilRunning(consumer);
+    await consumer.waitForLog((l) => l.msg === 'consumer worker running', STARTUP_MS);
     await setTopicRetention(admin, topic, 20 * DAY);
     const exit = await Promise.race([consumer.exited, new Promise((r) => setTimeout(() => r('still running'), 60_000))]);
     assert.deepEqual(exit, { code: 1, signal: null });
