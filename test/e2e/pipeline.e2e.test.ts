@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { HEADERS } from '../../kafka/message-format';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
+import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
 import { uniqueName } from '../support/ids';
 import { createTestTopic, testKafka } from '../support/kafka';
 import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
@@ -14,7 +14,7 @@ import { eventually } from '../support/wait';
 // (real processes, real services) publish it and apply it, exactly once, and park bad rows
 // with their reason on whichever side can tell they are bad.
 describe('pipeline end to end: plain SQL producer → relay → Kafka → consumer → balance', function () {
-  this.timeout(240_000);
+  this.timeout(400_000);
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
   let relay: RelayProcess;
@@ -29,7 +29,8 @@ describe('pipeline end to end: plain SQL producer → relay → Kafka → consum
     const relayQueue = uniqueName('e2e-relay');
     relay = new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: relayQueue });
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue: uniqueName('e2e-credit') }));
-    await Promise.all([relay.waitUntilRunning(), waitUntilRunning(consumer)]);
+    // Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
+    await Promise.all([relay.waitUntilRunning(240_000), consumer.waitForLog((l) => l.msg === 'consumer worker running', 240_000)]);
     await startShard(temporal.client, relayQueue, { shardIndex: 0, shardCount: 1, batchSize: 500 });
   });
 
