@@ -98,6 +98,20 @@ const schema = z.object({
   /** The doctor fails when the oldest pending outbox row is older than this. */
   DOCTOR_MAX_PENDING_AGE_MS: durationMs.default(5 * 60_000),
 
+  /**
+   * First of the ports the workers serve Prometheus metrics on (docs/observability.md): relay +0,
+   * consumer +1, retention +2; the Temporal SDK's own metrics of each worker +10, +11, +12.
+   * 0 turns every metrics endpoint off.
+   */
+  METRICS_PORT_BASE: z.coerce.number().int().min(0).max(65_000).default(19400),
+  /** Interface the metrics endpoints listen on; 0.0.0.0 in containers. */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** How often gauges read from PostgreSQL and Kafka (backlog, parked rows, consumer-group lag) are refreshed; scrapes never query. */
+  METRICS_SAMPLE_MS: z.coerce.number().int().min(1000).default(15_000),
+  LOCAL_PROMETHEUS_PORT: port.default(19090),
+  /** The doctor fails when events have waited on the topic this long (no consumer, or consumers falling behind). */
+  DOCTOR_MAX_CONSUMER_WAIT_MS: durationMs.default(2 * 60_000),
+
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -131,6 +145,7 @@ export interface Config {
     kafkaControllerPort: number;
     temporalPort: number;
     temporalUiPort: number;
+    prometheusPort: number;
   };
   relay: {
     shards: number;
@@ -157,7 +172,9 @@ export interface Config {
     deadLetter: boolean;
   };
   retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
-  doctor: { maxPendingAgeMs: number };
+  doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number };
+  /** Prometheus endpoints; portBase undefined = off. */
+  metrics: { portBase?: number; host: string; sampleMs: number };
   logLevel: RawEnv['LOG_LEVEL'];
 }
 
@@ -226,6 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       kafkaControllerPort: e.LOCAL_KAFKA_CONTROLLER_PORT,
       temporalPort: e.LOCAL_TEMPORAL_PORT,
       temporalUiPort: e.LOCAL_TEMPORAL_UI_PORT,
+      prometheusPort: e.LOCAL_PROMETHEUS_PORT,
     },
     relay: {
       shards: e.RELAY_SHARDS,
@@ -259,7 +277,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.RETENTION_TASK_QUEUE,
       scheduleId: e.RETENTION_SCHEDULE_ID,
     },
-    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS },
+    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS },
+    metrics: { portBase: e.METRICS_PORT_BASE === 0 ? undefined : e.METRICS_PORT_BASE, host: e.METRICS_HOST, sampleMs: e.METRICS_SAMPLE_MS },
     logLevel: e.LOG_LEVEL,
   };
 }

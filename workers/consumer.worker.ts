@@ -1,5 +1,4 @@
 import { Client } from '@temporalio/client';
-import { Runtime } from '@temporalio/worker';
 import type { Consumer, Producer } from 'kafkajs';
 import { createInboxActivities } from '../activities/inbox';
 import { TASK_QUEUES } from '../config/constants';
@@ -11,6 +10,8 @@ import { CreditCoalescer } from '../inbox/credit-coalescer';
 import { createKafka } from '../kafka/client';
 import { assertRedeliveryHorizon, watchRedeliveryHorizon, type RedeliveryHorizonError } from '../kafka/guard-redelivery-horizon';
 import { ensureTopics } from '../kafka/topics';
+import { startConsumerSamplers, withLagMetrics } from '../observability/consumer-samplers';
+import { startWorkerObservability } from '../observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
@@ -19,13 +20,9 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 // Start more processes to consume more partitions in parallel (up to the partition count).
 
 async function main(config: Config): Promise<void> {
-  // The SDK shuts its workers down on SIGTERM by itself, at the same moment as our handler
-  // below: a credit workflow in flight could then never report back, its chunk's offsets were
-  // never committed, and the process hung until killed. Only our handler reacts, in order:
-  // leave the group (in-flight chunks finish and commit), then stop the worker.
-  Runtime.install({ shutdownSignals: [] });
   const logger = createLogger('consumer', config.logLevel);
   const taskQueue = config.consumer.taskQueue ?? TASK_QUEUES.consumer;
+  const observability = await startWorkerObservability(config, 'consumer', logger);
   const partitions = config.kafka.partitions;
   // Every partition this process owns may have a batch in flight at once.
   const pool = createPool(config.database.workerUrls.consumer, { max: Math.min(20, partitions + 4) });
@@ -33,6 +30,7 @@ async function main(config: Config): Promise<void> {
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;
   let stopWatching: (() => void) | undefined;
+  const samplers = config.metrics.portBase !== undefined ? startConsumerSamplers(pool, config, logger) : undefined;
   await ensureTopics(kafka, config);
   // The inbox forgets ids after INBOX_RETENTION_MS: refuse to consume a topic that can redeliver
   // for longer (its real retention on the broker, not what the environment says). Checked
@@ -114,7 +112,7 @@ async function main(config: Config): Promise<void> {
       autoCommit: true,
       autoCommitThreshold: 1,
       partitionsConsumedConcurrently: partitions,
-      eachBatch,
+      eachBatch: withLagMetrics(eachBatch),
     });
 
     let horizonBroken: RedeliveryHorizonError | undefined;
@@ -138,6 +136,8 @@ async function main(config: Config): Promise<void> {
     throw err;
   } finally {
     stopWatching?.();
+    samplers?.stop();
+    await observability.close();
     await consumer?.disconnect().catch(() => undefined);
     await producer?.disconnect().catch(() => undefined);
     await connection.close().catch(() => undefined);

@@ -6,6 +6,8 @@ import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
 import { createKafka } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
+import { startRelaySamplers } from '../observability/relay-samplers';
+import { startWorkerObservability } from '../observability/worker-observability';
 import { startMemoryLog } from './memory-log';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
@@ -17,6 +19,7 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 export async function runRelayWorker(config: Config): Promise<void> {
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
+  const observability = await startWorkerObservability(config, 'relay', logger);
   const pool = createPool(config.database.workerUrls.relay, { max: 10 });
   const listener = new PendingListener(config.database.workerUrls.relay);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
@@ -25,6 +28,7 @@ export async function runRelayWorker(config: Config): Promise<void> {
   // gap) and the inbox absorbs them; one shard never has two sends in flight, so order holds.
   const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });
   let connectionToClose: { close(): Promise<void> } | undefined;
+  const samplers = config.metrics.portBase !== undefined ? startRelaySamplers(pool, config, logger) : undefined;
   try {
     await ensureTopics(kafka, config, [config.kafka.topic]);
     await producer.connect();
@@ -44,6 +48,8 @@ export async function runRelayWorker(config: Config): Promise<void> {
     startMemoryLog(logger, config.relay.memoryLogMs);
     await worker.run();
   } finally {
+    await samplers?.stop();
+    await observability.close();
     await connectionToClose?.close().catch(() => undefined);
     await producer.disconnect().catch(() => undefined);
     await listener.close();

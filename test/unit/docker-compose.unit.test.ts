@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { register } from 'prom-client';
 import { loadConfig, PROJECT_ROOT } from '../../config/env';
+import { workerTargets } from '../../infra/prometheus';
+import '../../observability/consumer-group-metrics';
+import '../../observability/consumer-metrics';
+import '../../observability/relay-metrics';
+import '../../observability/retention-metrics';
 
 // No Docker engine runs where the tests run, so this checks what can be checked without one:
 // the file parses, the host ports are the code's defaults, the workers it starts exist, and
@@ -39,6 +45,31 @@ describe('docker-compose.yml', () => {
 
   it('uses official images only', () => {
     const images = Object.values(compose.services).map((s) => (s as { image: string }).image);
-    for (const image of images) assert.match(image, /^(postgres|apache\/kafka|temporalio\/[a-z-]+|node):/);
+    for (const image of images) assert.match(image, /^(postgres|apache\/kafka|temporalio\/[a-z-]+|node|prom\/prometheus|grafana\/grafana):/);
+  });
+
+  it('lets Prometheus scrape every worker on the ports the code serves metrics on, with the alert rules', () => {
+    assert.deepEqual(hostPorts('prometheus'), [defaults.local.prometheusPort]);
+    const mounts = compose.services.prometheus.volumes as string[];
+    const prom = parse(fs.readFileSync(path.join(PROJECT_ROOT, mounts.find((m) => m.endsWith('prometheus.yml:ro'))!.split(':')[0]!), 'utf8'));
+    const scraped = (prom.scrape_configs as { job_name: string; static_configs: { targets: string[] }[] }[]).map((j) => `${j.job_name}=${j.static_configs[0]!.targets[0]}`).sort();
+    const expected = workerTargets(defaults).map((t) => `${t.job}=${t.address.replace('127.0.0.1', `${t.job.split('-')[0]}-worker`)}`).sort();
+    assert.deepEqual(scraped, expected);
+    for (const name of ['relay-worker', 'consumer-worker', 'retention-worker']) assert.equal(compose.services[name].environment.METRICS_HOST, '0.0.0.0');
+    const alerts = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'infra/prometheus/alerts.yml'), 'utf8'));
+    assert.ok(alerts.groups[0].rules.length >= 5);
+  });
+
+  it("gives Grafana a dashboard whose queries use only metrics the workers export", () => {
+    const dashboard = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'infra/grafana/dashboards/outbox.json'), 'utf8'));
+    const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
+    assert.ok(exprs.length >= 15);
+    const ours = new Set(register.getMetricsAsArray().map((m) => m.name));
+    for (const expr of exprs) {
+      for (const [name] of expr.matchAll(/\b(outbox|inbox|consumer_group|retention)_[a-z_]+/g)) {
+        const base = name.replace(/_(bucket|sum|count)$/, '');
+        assert.ok(ours.has(base), `${name} in "${expr}" is not a metric the workers export`);
+      }
+    }
   });
 });
