@@ -24,7 +24,7 @@ const MAX_PAYLOAD = 900_000;
 const OVERSIZED_PAYLOAD = 1_200_000;
 
 describe('large payloads: a backlog of 100–900 kB rows flows under the workers\' heap caps', function () {
-  this.timeout(600_000);
+  this.timeout(1_200_000);
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
   let relay: RelayProcess;
@@ -90,12 +90,12 @@ describe('large payloads: a backlog of 100–900 kB rows flows under the workers
       alive();
       const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NOT NULL`);
       return rows[0].n === LEGAL_ROWS;
-    }, 400_000, 1_000);
+    }, 600_000, 1_000);
     await eventually('every legal row credited', async () => {
       alive();
       const now = await balances();
       return [...expected].every(([account, total]) => now.get(account) === total);
-    }, 300_000, 1_000);
+    }, 600_000, 1_000);
     await eventually('consumer group caught up', async () => groupCaughtUp(testKafka(), group, topic.topic), 60_000, 1_000);
 
     const { rows: parked } = await db.pool.query(`SELECT id, last_error, published_at FROM outbox_events WHERE parked_at IS NOT NULL`);
