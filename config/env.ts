@@ -15,6 +15,12 @@ const schema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_CLI: z.string().min(1).optional(),
+  /**
+   * Which Temporal the local stack runs: `dev`, the CLI's single-process dev server (SQLite, one
+   * history shard, Web UI); `postgres`, Temporal's own server on the stack's PostgreSQL with
+   * several history shards and SQL visibility (docs/temporal-server.md).
+   */
+  TEMPORAL_SERVER: z.enum(['dev', 'postgres']).default('dev'),
 
   OUTBOX_CACHE_DIR: z.string().min(1).optional(),
   LOCAL_PG_PORT: port.default(54329),
@@ -94,7 +100,7 @@ export interface Config {
     consumerGroup: string;
     maxConsumerLagMs: number;
   };
-  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string };
+  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; server: RawEnv['TEMPORAL_SERVER'] };
   local: {
     cacheDir: string;
     pgPort: number;
@@ -178,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       local: e.TEMPORAL_ADDRESS === undefined,
       uiUrl: `http://127.0.0.1:${e.LOCAL_TEMPORAL_UI_PORT}`,
       cli: e.TEMPORAL_CLI,
+      server: e.TEMPORAL_SERVER,
     },
     local: {
       cacheDir: path.resolve(e.OUTBOX_CACHE_DIR ?? path.join(PROJECT_ROOT, '.cache')),
