@@ -28,6 +28,12 @@ const schema = z.object({
   LOCAL_PG_PORT: port.default(54329),
   LOCAL_KAFKA_PORT: port.default(19092),
   LOCAL_KAFKA_CONTROLLER_PORT: port.default(19093),
+  /**
+   * Local Kafka brokers `stack up` runs: 1 (one KRaft node, the default) or a KRaft cluster of
+   * 3 (each broker and controller; node n listens on LOCAL_KAFKA_PORT + 2(n-1), its controller
+   * on LOCAL_KAFKA_CONTROLLER_PORT + 2(n-1)). `npm run stack:up -- --kafka-brokers 3` sets it.
+   */
+  LOCAL_KAFKA_BROKERS: z.coerce.number().int().min(1).max(5).default(1),
   LOCAL_TEMPORAL_PORT: port.default(7233),
   LOCAL_TEMPORAL_UI_PORT: port.default(8233),
 
@@ -37,6 +43,9 @@ const schema = z.object({
   /** Kafka's own retention of the events topic; the inbox horizon must outlive it. */
   KAFKA_TOPIC_RETENTION_MS: durationMs.default(7 * 24 * 3600_000),
   KAFKA_MAX_MESSAGE_BYTES: positiveInt.default(1_000_000),
+  /** Replicas of the project's topics (default: 3 on a local cluster of 3, else 1) and the acks a write needs (default 2 when replicated 3 times, else 1). */
+  KAFKA_REPLICATION_FACTOR: positiveInt.max(10).optional(),
+  KAFKA_MIN_INSYNC_REPLICAS: positiveInt.max(10).optional(),
   CONSUMER_GROUP: z.string().min(1).default('payments-credit'),
   CONSUMER_MAX_LAG_MS: durationMs.default(24 * 3600_000),
   INBOX_RETENTION_MS: durationMs.default(14 * 24 * 3600_000),
@@ -84,6 +93,20 @@ const schema = z.object({
   /** The doctor fails when the oldest pending outbox row is older than this. */
   DOCTOR_MAX_PENDING_AGE_MS: durationMs.default(5 * 60_000),
 
+  /**
+   * First of the ports the workers serve Prometheus metrics on (docs/observability.md): relay +0,
+   * consumer +1, retention +2; the Temporal SDK's own metrics of each worker +10, +11, +12.
+   * 0 turns every metrics endpoint off.
+   */
+  METRICS_PORT_BASE: z.coerce.number().int().min(0).max(65_000).default(19400),
+  /** Interface the metrics endpoints listen on; 0.0.0.0 in containers. */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** How often gauges read from PostgreSQL and Kafka (backlog, parked rows, consumer-group lag) are refreshed; scrapes never query. */
+  METRICS_SAMPLE_MS: z.coerce.number().int().min(1000).default(15_000),
+  LOCAL_PROMETHEUS_PORT: port.default(19090),
+  /** The doctor fails when events have waited on the topic this long (no consumer, or consumers falling behind). */
+  DOCTOR_MAX_CONSUMER_WAIT_MS: durationMs.default(2 * 60_000),
+
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -101,6 +124,8 @@ export interface Config {
     maxMessageBytes: number;
     consumerGroup: string;
     maxConsumerLagMs: number;
+    replicationFactor: number;
+    minInsyncReplicas: number;
   };
   temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE']; server: RawEnv['TEMPORAL_SERVER'] };
   local: {
@@ -108,8 +133,11 @@ export interface Config {
     pgPort: number;
     kafkaPort: number;
     kafkaControllerPort: number;
+    /** Ports of each local Kafka node, node 1 first (one entry unless LOCAL_KAFKA_BROKERS > 1). */
+    kafkaNodes: { nodeId: number; port: number; controllerPort: number }[];
     temporalPort: number;
     temporalUiPort: number;
+    prometheusPort: number;
   };
   relay: {
     shards: number;
@@ -133,7 +161,9 @@ export interface Config {
     deadLetter: boolean;
   };
   retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
-  doctor: { maxPendingAgeMs: number };
+  doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number };
+  /** Prometheus endpoints; portBase undefined = off. */
+  metrics: { portBase?: number; host: string; sampleMs: number };
   logLevel: RawEnv['LOG_LEVEL'];
 }
 
@@ -145,6 +175,11 @@ export class ConfigError extends Error {
 }
 
 export const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+/** Node n (1-based) of a local Kafka: client port base + 2(n-1), controller port base + 2(n-1). */
+export function localKafkaNodes(port: number, controllerPort: number, count: number): { nodeId: number; port: number; controllerPort: number }[] {
+  return Array.from({ length: count }, (_, i) => ({ nodeId: i + 1, port: port + 2 * i, controllerPort: controllerPort + 2 * i }));
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(emptyAsUnset(env));
@@ -161,9 +196,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         `(${minimumInboxHorizon} ms), or a redelivered event could be credited twice`,
     );
   }
+  const kafkaNodes = localKafkaNodes(e.LOCAL_KAFKA_PORT, e.LOCAL_KAFKA_CONTROLLER_PORT, e.LOCAL_KAFKA_BROKERS);
+  const kafkaPorts = kafkaNodes.flatMap((n) => [n.port, n.controllerPort]);
+  if (new Set(kafkaPorts).size !== kafkaPorts.length || kafkaPorts.some((p) => p > 65535)) {
+    problems.push(`LOCAL_KAFKA_PORT / LOCAL_KAFKA_CONTROLLER_PORT: ${e.LOCAL_KAFKA_BROKERS} local brokers need distinct ports ${kafkaPorts.join(', ')}; move one of them`);
+  }
+  const replicationFactor = e.KAFKA_REPLICATION_FACTOR ?? (e.KAFKA_BROKERS === undefined ? Math.min(3, e.LOCAL_KAFKA_BROKERS) : 1);
+  const minInsyncReplicas = e.KAFKA_MIN_INSYNC_REPLICAS ?? (replicationFactor >= 3 ? 2 : 1);
+  if (e.KAFKA_BROKERS === undefined && replicationFactor > e.LOCAL_KAFKA_BROKERS) {
+    problems.push(`KAFKA_REPLICATION_FACTOR: ${replicationFactor} replicas need at least as many brokers; the local stack runs ${e.LOCAL_KAFKA_BROKERS} (LOCAL_KAFKA_BROKERS)`);
+  }
+  if (minInsyncReplicas > replicationFactor) {
+    problems.push(`KAFKA_MIN_INSYNC_REPLICAS: ${minInsyncReplicas} exceeds the replication factor ${replicationFactor}: no write could ever succeed`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
-  const brokers = (e.KAFKA_BROKERS ?? `127.0.0.1:${e.LOCAL_KAFKA_PORT}`).split(',').map((b) => b.trim()).filter(Boolean);
+  const brokers = (e.KAFKA_BROKERS ?? kafkaNodes.map((n) => `127.0.0.1:${n.port}`).join(',')).split(',').map((b) => b.trim()).filter(Boolean);
   return {
     database: {
       url: e.DATABASE_URL ?? `postgres://outbox@127.0.0.1:${e.LOCAL_PG_PORT}/outbox`,
@@ -179,6 +227,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxMessageBytes: e.KAFKA_MAX_MESSAGE_BYTES,
       consumerGroup: e.CONSUMER_GROUP,
       maxConsumerLagMs: e.CONSUMER_MAX_LAG_MS,
+      replicationFactor,
+      minInsyncReplicas,
     },
     temporal: {
       address: e.TEMPORAL_ADDRESS ?? `127.0.0.1:${e.LOCAL_TEMPORAL_PORT}`,
@@ -194,8 +244,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pgPort: e.LOCAL_PG_PORT,
       kafkaPort: e.LOCAL_KAFKA_PORT,
       kafkaControllerPort: e.LOCAL_KAFKA_CONTROLLER_PORT,
+      kafkaNodes,
       temporalPort: e.LOCAL_TEMPORAL_PORT,
       temporalUiPort: e.LOCAL_TEMPORAL_UI_PORT,
+      prometheusPort: e.LOCAL_PROMETHEUS_PORT,
     },
     relay: {
       shards: e.RELAY_SHARDS,
@@ -227,7 +279,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.RETENTION_TASK_QUEUE,
       scheduleId: e.RETENTION_SCHEDULE_ID,
     },
-    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS },
+    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS },
+    metrics: { portBase: e.METRICS_PORT_BASE === 0 ? undefined : e.METRICS_PORT_BASE, host: e.METRICS_HOST, sampleMs: e.METRICS_SAMPLE_MS },
     logLevel: e.LOG_LEVEL,
   };
 }

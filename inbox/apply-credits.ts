@@ -27,6 +27,8 @@ export interface CreditBatchResult {
   unknownAccounts: number;
   /** Accounts whose balance changed. */
   accountsCredited: number;
+  /** Unknown-account events parked by this call (a repeat of an already parked one is not). */
+  newlyParked?: number;
 }
 
 export const UNKNOWN_ACCOUNT_REASON = 'unknown account';
@@ -77,7 +79,7 @@ SELECT (SELECT coalesce(sum(events), 0) FROM credited)::int        AS applied,
        (SELECT count(*) FROM parked)::int                          AS newly_parked`;
 
 export async function applyCredits(db: SqlExecutor, batch: CreditBatch): Promise<CreditBatchResult> {
-  const { rows } = await db.query<{ applied: number; accounts_credited: number; unknown_accounts: number }>(APPLY_CREDITS_SQL, [
+  const { rows } = await db.query<{ applied: number; accounts_credited: number; unknown_accounts: number; newly_parked: number }>(APPLY_CREDITS_SQL, [
     batch.consumer,
     batch.eventIds,
     batch.accountIds,
@@ -92,5 +94,6 @@ export async function applyCredits(db: SqlExecutor, batch: CreditBatch): Promise
     duplicates: batch.eventIds.length - row.applied - row.unknown_accounts,
     unknownAccounts: row.unknown_accounts,
     accountsCredited: row.accounts_credited,
+    newlyParked: row.newly_parked,
   };
 }

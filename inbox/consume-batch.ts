@@ -3,6 +3,7 @@ import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type Client } from '@t
 import type { EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { Logger } from '../config/logger';
+import { inboxParkedTotal } from '../observability/consumer-metrics';
 import type { RunCreditWorkflow } from './credit-coalescer';
 import { CreditCoalescer, type ChunkCredits } from './credit-coalescer';
 import { parkEvents, type ParkedMessage } from './park-events';
@@ -100,7 +101,10 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
   if (invalid.length > 0) {
     await parkEvents(deps.pool, { consumer: deps.inboxName, topic, partition }, invalid);
     if (deps.deadLetter) await sendToDeadLetter(deps.deadLetter, topic, partition, chunk, invalid);
-    deps.logger.warn({ partition, parked: invalid.length, reasons: [...new Set(invalid.map((i) => i.reason))].slice(0, 5) }, 'parked invalid events');
+    inboxParkedTotal.inc({ handler: deps.inboxName, stage: 'validation' }, invalid.length);
+    // Reasons can quote parts of a hostile payload (a JSON parse error shows its text): debug only.
+    deps.logger.warn({ partition, parked: invalid.length, eventIds: invalid.slice(0, 20).map((i) => i.eventId ?? null), offsets: invalid.slice(0, 20).map((i) => i.offset) }, 'parked invalid events; reasons in `npm run outbox -- inbox parked`');
+    deps.logger.debug({ partition, reasons: [...new Set(invalid.map((i) => i.reason))].slice(0, 5) }, 'parked invalid events: reasons');
   }
 
   let workflowId: string | undefined;

@@ -12,7 +12,8 @@ import { runningPid, startDaemon, stopDaemon, waitUntil } from './processes';
 import { requireCommand } from './toolchain';
 
 // Apache Kafka 3.9 as one KRaft node (broker and controller in one JVM), from Maven Central
-// jars resolved by infra/kafka/pom.xml and started with `java -cp`.
+// jars resolved by infra/kafka/pom.xml and started with `java -cp`; or, with LOCAL_KAFKA_BROKERS=3,
+// a KRaft cluster of three such nodes (infra/kafka-cluster.ts).
 
 export const KAFKA_SERVICE = 'kafka';
 const POM = path.join(PROJECT_ROOT, 'infra', 'kafka', 'pom.xml');
@@ -65,7 +66,7 @@ export function stopKafka(paths: CachePaths): Promise<boolean> {
   return stopDaemon(paths.run, KAFKA_SERVICE, 30_000);
 }
 
-function resolveJars(paths: CachePaths, log: (m: string) => void) {
+export function resolveJars(paths: CachePaths, log: (m: string) => void) {
   const haveJars = fs.existsSync(paths.kafkaLibs) && fs.readdirSync(paths.kafkaLibs).some((f) => /^kafka_2\.13-.*\.jar$/.test(f));
   if (haveJars) return;
   requireCommand('mvn', 'Maven is needed once to download the Kafka jars: install it with `apt-get install maven`, or set KAFKA_BROKERS to your own broker');
@@ -87,7 +88,7 @@ function resolveJars(paths: CachePaths, log: (m: string) => void) {
 
 function writeConfig(config: Config, paths: CachePaths) {
   const { kafkaPort, kafkaControllerPort } = config.local;
-  const properties = {
+  writeProperties(paths.kafkaConfig, {
     'process.roles': 'broker,controller',
     'node.id': '1',
     'controller.quorum.voters': `1@127.0.0.1:${kafkaControllerPort}`,
@@ -111,9 +112,16 @@ function writeConfig(config: Config, paths: CachePaths) {
     'log.retention.ms': String(config.kafka.topicRetentionMs),
     'num.network.threads': '2',
     'num.io.threads': '4',
-  };
-  fs.mkdirSync(path.dirname(paths.kafkaConfig), { recursive: true });
-  fs.writeFileSync(paths.kafkaConfig, Object.entries(properties).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+  });
+  writeLog4j(paths);
+}
+
+export function writeProperties(file: string, properties: Record<string, string>) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, Object.entries(properties).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+}
+
+export function writeLog4j(paths: CachePaths) {
   fs.writeFileSync(
     paths.kafkaLog4j,
     [
@@ -137,29 +145,35 @@ function writeConfig(config: Config, paths: CachePaths) {
 
 /** KRaft storage must be formatted once; a data folder without meta.properties was left half-formatted. */
 function formatStorage(paths: CachePaths, log: (m: string) => void) {
-  if (fs.existsSync(path.join(paths.kafkaData, 'meta.properties'))) return;
-  if (fs.existsSync(paths.kafkaData) && fs.readdirSync(paths.kafkaData).length > 0) {
-    log(`Kafka data folder ${paths.kafkaData} has no meta.properties (half-formatted by an interrupted run): removing it and formatting anew`);
+  formatNodeStorage(paths, { dataDir: paths.kafkaData, configFile: paths.kafkaConfig, clusterId: crypto.randomBytes(16).toString('base64url') }, log);
+}
+
+/** Formats one node's KRaft storage with the given cluster id, unless it already is. */
+export function formatNodeStorage(paths: CachePaths, node: { dataDir: string; configFile: string; clusterId: string }, log: (m: string) => void) {
+  const { dataDir, configFile, clusterId } = node;
+  if (fs.existsSync(path.join(dataDir, 'meta.properties'))) return;
+  if (fs.existsSync(dataDir) && fs.readdirSync(dataDir).length > 0) {
+    log(`Kafka data folder ${dataDir} has no meta.properties (half-formatted by an interrupted run): removing it and formatting anew`);
   }
-  fs.rmSync(paths.kafkaData, { recursive: true, force: true });
-  const clusterId = crypto.randomBytes(16).toString('base64url');
+  fs.rmSync(dataDir, { recursive: true, force: true });
   try {
-    execFileSync('java', ['-cp', `${paths.kafkaLibs}/*`, `-Dlog4j.configuration=file:${paths.kafkaLog4j}`, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', paths.kafkaConfig], {
+    execFileSync('java', ['-cp', `${paths.kafkaLibs}/*`, `-Dlog4j.configuration=file:${paths.kafkaLog4j}`, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', configFile], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   } catch (err) {
-    fs.rmSync(paths.kafkaData, { recursive: true, force: true });
+    fs.rmSync(dataDir, { recursive: true, force: true });
     const msg = `${(err as { stderr?: Buffer }).stderr ?? ''}${(err as { stdout?: Buffer }).stdout ?? ''}`.trim().split('\n').slice(-3).join(' ');
     throw new StackError(`formatting Kafka storage failed: ${msg}`);
   }
 }
 
-async function brokerAnswers(port: number): Promise<boolean> {
+/** The broker on `port` answers, knows a controller and sees at least `brokers` brokers. */
+export async function brokerAnswers(port: number, brokers = 1): Promise<boolean> {
   const admin = new Kafka({ clientId: 'stack-probe', brokers: [`127.0.0.1:${port}`], logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0 && cluster.controller !== null;
+    return cluster.brokers.length >= brokers && cluster.controller !== null;
   } finally {
     await admin.disconnect().catch(() => undefined);
   }

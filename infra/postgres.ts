@@ -10,8 +10,13 @@ import { isAlive, pidFile, runningPid, startDaemon, stopDaemon, waitUntil } from
 
 // A project-local PostgreSQL 15 cluster from the machine's server binaries. Settings favour a
 // busy outbox on a small machine: enough connections for several workers, room for WAL bursts.
+// They are passed on the command line at every start, so a change here reaches existing clusters
+// at their next start, not only new ones.
 const SERVER_SETTINGS = [
   'listen_addresses=127.0.0.1',
+  // Logical decoding, so the peer benchmark can run pg-transactional-outbox's logical-replication
+  // listener on this cluster (bench/peer.bench.ts); it adds little WAL to what `replica` writes.
+  'wal_level=logical',
   'max_connections=200',
   'shared_buffers=512MB',
   'max_wal_size=4GB',

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import type { Config } from '../config/env';
-import { cachePaths } from './paths';
+import { cachePaths, type CachePaths } from './paths';
 import { ensureKafka, kafkaStatus, stopKafka } from './kafka';
+import { clusterNodeNames, ensureKafkaCluster, kafkaClusterStatus, stopKafkaCluster } from './kafka-cluster';
+import { StackError } from './errors';
 import { ensurePostgres, pgStatus, stopPostgres } from './postgres';
 import { ensureTemporal, stopTemporal, temporalStatus } from './temporal';
 import { ensureTemporalServer, stopTemporalServer, temporalServerStatus } from './temporal-server';
@@ -21,7 +23,7 @@ export async function stackUp(config: Config, log: (m: string) => void): Promise
   const paths = cachePaths(config.local.cacheDir);
   fs.mkdirSync(paths.root, { recursive: true, mode: 0o755 });
   const started: ServiceName[] = [];
-  const ensure = { postgres: ensurePostgres, kafka: ensureKafka, temporal: config.temporal.server === 'postgres' ? ensureTemporalServer : ensureTemporal };
+  const ensure = { postgres: ensurePostgres, kafka: ensureLocalKafka, temporal: config.temporal.server === 'postgres' ? ensureTemporalServer : ensureTemporal };
   // Started one after another: on two cores, three JVM/Go/PostgreSQL start-ups at once are slower than in turn.
   for (const service of SERVICES) {
     if (!isProvisioned(config, service)) continue;
@@ -34,13 +36,27 @@ export async function stackDown(config: Config, services: readonly ServiceName[]
   const paths = cachePaths(config.local.cacheDir);
   // Either kind of Temporal is stopped, whichever TEMPORAL_SERVER says now: a switch must not strand the other.
   const stopEitherTemporal = async (p: typeof paths) => [await stopTemporalServer(p), await stopTemporal(p)].includes(true);
-  const stop = { postgres: stopPostgres, kafka: stopKafka, temporal: stopEitherTemporal };
+  const stop = { postgres: stopPostgres, kafka: stopLocalKafka, temporal: stopEitherTemporal };
   const stopped: ServiceName[] = [];
   // Reverse order: Temporal and Kafka clients of PostgreSQL go first.
   for (const service of [...services].reverse()) {
     if (isProvisioned(config, service) && (await stop[service](paths))) stopped.push(service);
   }
   return stopped;
+}
+
+/** One node (the default) or a KRaft cluster (LOCAL_KAFKA_BROKERS > 1), never both from one cache folder. */
+async function ensureLocalKafka(config: Config, paths: CachePaths, log: (m: string) => void): Promise<boolean> {
+  if (config.local.kafkaNodes.length > 1) return ensureKafkaCluster(config, paths, log);
+  if (clusterNodeNames(paths).length > 0) {
+    throw new StackError('a local Kafka cluster runs from this cache folder: set LOCAL_KAFKA_BROKERS to its size (or `npm run stack:up -- --kafka-brokers N`), or `npm run stack:down` first');
+  }
+  return ensureKafka(config, paths, log);
+}
+
+async function stopLocalKafka(paths: CachePaths): Promise<boolean> {
+  const cluster = await stopKafkaCluster(paths);
+  return (await stopKafka(paths)) || cluster;
 }
 
 export interface ServiceStatus {
@@ -54,7 +70,7 @@ export interface ServiceStatus {
 export async function stackStatus(config: Config): Promise<ServiceStatus[]> {
   const paths = cachePaths(config.local.cacheDir);
   const pg = config.database.local ? await pgStatus(config, paths) : {};
-  const kafka = config.kafka.local ? await kafkaStatus(config, paths) : {};
+  const kafka = config.kafka.local ? await (config.local.kafkaNodes.length > 1 ? kafkaClusterStatus : kafkaStatus)(config, paths) : {};
   const temporal = !config.temporal.local ? {} : config.temporal.server === 'postgres' ? await temporalServerStatus(config, paths) : await temporalStatus(config, paths);
   return [
     { service: 'postgres', mode: config.database.local ? 'local' : 'external', endpoint: redactUrl(config.database.url), ...pg },

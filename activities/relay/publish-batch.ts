@@ -1,5 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { Message } from 'kafkajs';
+import { outboxParkedTotal, recordPublished } from '../../observability/relay-metrics';
 import { toKafkaMessage, type OutboxKafkaMessage } from '../../outbox/kafka-message';
 import { parkRows } from '../../outbox/queries/park-rows';
 import { readPendingRows, type PendingRow } from '../../outbox/queries/read-pending-rows';
@@ -59,6 +60,7 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
       if (heldKeys.has(item.message.key)) continue;
       try {
         await send([item.message]);
+        recordPublished([item.row]);
         out.sentIds.push(item.row.id);
       } catch (err) {
         if (!isRecordRejection(err)) break;
@@ -69,8 +71,9 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
     const { parkedIds } = await recordFailures(pool, failures, config.relay.maxAttempts);
     const parked = new Set(parkedIds);
     out.parkedIds.push(...parkedIds);
+    outboxParkedTotal.inc({ reason: 'kafka_refused' }, parkedIds.length);
     out.failedIds.push(...failures.map((f) => f.id).filter((id) => !parked.has(id)));
-    if (failures.length > 0) log.warn('kafka refused outbox rows', { failed: failures.length, parked: parkedIds.length, firstError: failures[0]!.error });
+    if (failures.length > 0) log.warn('kafka refused outbox rows', { failed: failures.length, parked: parkedIds.length, outboxIds: failures.slice(0, 20).map((f) => f.id), firstError: failures[0]!.error });
   }
 
   return async function publishBatch(input: PublishBatchInput): Promise<PublishBatchOutput> {
@@ -90,11 +93,13 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
         // Permanent by nature (no retry fixes a payload), so parked at once with the reason.
         await parkRows(pool, invalid);
         out.parkedIds.push(...invalid.map((r) => r.id));
-        log.warn('parked malformed outbox rows', { count: invalid.length, firstId: invalid[0]!.id, reason: invalid[0]!.reason });
+        outboxParkedTotal.inc({ reason: 'malformed' }, invalid.length);
+        log.warn('parked malformed outbox rows', { count: invalid.length, firstId: invalid[0]!.id, outboxIds: invalid.slice(0, 20).map((r) => r.id), reason: invalid[0]!.reason });
       }
       if (sendable.length === 0) return out;
       try {
         await sendAll(sendable);
+        recordPublished(sendable.map((s) => s.row));
         out.sentIds.push(...sendable.map((s) => s.row.id));
       } catch (err) {
         // Unreachable broker, timeouts, leader moves: throw, Temporal retries the whole batch.

@@ -2,6 +2,7 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import type { Config } from '../../config/env';
 import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
+import { recordRetentionStep } from '../../observability/retention-metrics';
 import { databaseTimeAgo } from '../../retention/database-clock';
 import { planOutboxWalk } from '../../retention/plan-outbox-walk';
 import { tableSize } from '../../retention/queries/table-sizes';
@@ -89,6 +90,7 @@ export function createRetentionActivities({ pool, config }: RetentionActivityDep
         resumed ?? {},
       ).finally(() => clearInterval(keepalive));
       const ms = Math.round(performance.now() - started);
+      recordRetentionStep('sweep_outbox', 'outbox_events', result.deleted, ms);
       log.info('retention sweep finished', { ...result, ms, rowsPerSecond: ms > 0 ? Math.round((result.deleted / ms) * 1000) : undefined });
       return {
         ...result,
@@ -109,6 +111,7 @@ export function createRetentionActivities({ pool, config }: RetentionActivityDep
       const keepalive = setInterval(() => ctx.heartbeat(), KEEPALIVE_HEARTBEAT_MS);
       const result = await pruneProcessedEvents(pool, { horizonMs: input.horizonMs, batchSize: input.batchSize, timeBudgetMs }).finally(() => clearInterval(keepalive));
       const ms = Math.round(performance.now() - started);
+      recordRetentionStep('prune_inbox', 'inbox_processed_events', result.deleted, ms);
       log.info('inbox pruned', { ...result, ms });
       return { ...result, ms };
     },

@@ -7,12 +7,18 @@ import os from 'node:os';
 
 const TICKS_PER_SECOND = 100; // USER_HZ, 100 on every Linux we run on
 
-type Group = 'postgres' | 'kafka' | 'temporal' | 'relay worker' | 'benchmark' | 'other';
+type Group = string;
 
-function groupOf(pid: number, comm: string, cmdline: string, workerPids: Set<number>): Group {
+interface GroupOptions {
+  workerLabel: string;
+  /** When set, only this postmaster and its children count as 'postgres'; another cluster's are 'other postgres'. */
+  postmasterPid?: number;
+}
+
+function groupOf(pid: number, ppid: number, comm: string, cmdline: string, workerPids: Set<number>, o: GroupOptions): Group {
   if (pid === process.pid) return 'benchmark';
-  if (workerPids.has(pid)) return 'relay worker';
-  if (comm === 'postgres' || comm === 'postmaster') return 'postgres';
+  if (workerPids.has(pid)) return o.workerLabel;
+  if (comm === 'postgres' || comm === 'postmaster') return o.postmasterPid === undefined || pid === o.postmasterPid || ppid === o.postmasterPid ? 'postgres' : 'other postgres';
   if (comm === 'java' && cmdline.includes('kafka')) return 'kafka';
   if (comm.startsWith('temporal')) return 'temporal';
   return 'other';
@@ -20,7 +26,7 @@ function groupOf(pid: number, comm: string, cmdline: string, workerPids: Set<num
 
 /** CPU ticks per live process with its group. Per pid, because processes come and go (a pool's
  * PostgreSQL backends): a group total would drop when one of them exits. */
-function snapshot(workerPids: Set<number>): Map<number, { group: Group; ticks: number }> {
+function snapshot(workerPids: Set<number>, o: GroupOptions): Map<number, { group: Group; ticks: number }> {
   const perPid = new Map<number, { group: Group; ticks: number }>();
   for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
     if (!/^\d+$/.test(entry)) continue;
@@ -31,7 +37,7 @@ function snapshot(workerPids: Set<number>): Map<number, { group: Group; ticks: n
       const fields = stat.slice(close + 2).split(' ');
       const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
       const cmdline = comm === 'java' ? fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8') : '';
-      perPid.set(Number(entry), { group: groupOf(Number(entry), comm, cmdline, workerPids), ticks });
+      perPid.set(Number(entry), { group: groupOf(Number(entry), Number(fields[1]), comm, cmdline, workerPids, o), ticks });
     } catch {
       // the process ended while we read it
     }
@@ -39,13 +45,17 @@ function snapshot(workerPids: Set<number>): Map<number, { group: Group; ticks: n
   return perPid;
 }
 
-/** Starts measuring; `stop()` returns CPU seconds per group and the share of all cores used. */
-export function measureCpu(workerPids: () => number[]) {
+/**
+ * Starts measuring; `stop()` returns CPU seconds per group and the share of all cores used.
+ * The processes `workerPids` names are grouped under `workerLabel` (default 'relay worker').
+ */
+export function measureCpu(workerPids: () => number[], options: Partial<GroupOptions> = {}) {
+  const o: GroupOptions = { workerLabel: 'relay worker', ...options };
   const started = Date.now();
-  const before = snapshot(new Set(workerPids()));
+  const before = snapshot(new Set(workerPids()), o);
   return {
     stop() {
-      const after = snapshot(new Set(workerPids()));
+      const after = snapshot(new Set(workerPids()), o);
       const wallSeconds = (Date.now() - started) / 1000;
       // Processes that ended during the run are missed (an undercount, never a negative).
       const ticksByGroup = new Map<Group, number>();
@@ -56,4 +66,15 @@ export function measureCpu(workerPids: () => number[]) {
       return { wallSeconds: +wallSeconds.toFixed(2), cpuSeconds: bySecondsUsed, coresBusy: +(total / wallSeconds).toFixed(2), cores: os.cpus().length };
     },
   };
+}
+
+/** The postmaster behind a pool: the parent of one of its backends (Linux; undefined elsewhere). */
+export async function postmasterPidOf(pool: { query(sql: string): Promise<{ rows: { pid: number }[] }> }): Promise<number | undefined> {
+  const backend = (await pool.query('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  try {
+    const stat = fs.readFileSync(`/proc/${backend}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
 }

@@ -6,7 +6,9 @@ import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import { PROJECT_ROOT } from '../../config/env';
 
-export const RESULTS_DIR = path.join(PROJECT_ROOT, 'bench', 'results');
+/** Where results go; BENCH_RESULTS_DIR redirects them (the suite's quick mode, so a smoke run
+ * never overwrites the committed full-size results). */
+export const RESULTS_DIR = path.resolve(process.env.BENCH_RESULTS_DIR ?? path.join(PROJECT_ROOT, 'bench', 'results'));
 
 /** What a reader needs to reproduce or discount a figure: the machine and the software on it. */
 export function machineInfo() {

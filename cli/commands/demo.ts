@@ -10,6 +10,7 @@ import { TASK_QUEUES } from '../../config/constants';
 import { loadConfig } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { cachePaths } from '../../infra/paths';
+import { workerTargets } from '../../infra/prometheus';
 import { stackDown, stackUp, type ServiceName } from '../../infra/stack';
 import { WORKER_NODE_ARGS } from '../../workers/node-args';
 import { restartShards, startRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
@@ -64,7 +65,10 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     await connection.close();
 
     await ensureDemoAccounts(pool);
-    console.log(`\n  Temporal UI: ${config.temporal.uiUrl}/namespaces/${config.temporal.namespace}/workflows\n`);
+    console.log(`\n  Temporal UI: ${config.temporal.uiUrl}/namespaces/${config.temporal.namespace}/workflows`);
+    // The workers serve Prometheus metrics (docs/observability.md) unless METRICS_PORT_BASE=0.
+    const metricsUrls = workerTargets(config).filter((t) => !t.job.endsWith('-sdk')).map((t) => `http://${t.address}/metrics`);
+    console.log(metricsUrls.length ? `  metrics: ${metricsUrls.join(' ')}\n` : '');
     say(`confirming ${opts.rate} payments/s${opts.duration ? ` for ${opts.duration} s` : ' until Ctrl-C'}`);
 
     if (opts.duration) setTimeout(() => stop.abort(), opts.duration * 1000).unref();

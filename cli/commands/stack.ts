@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/env';
+import { cachePaths } from '../../infra/paths';
+import { ensurePrometheus, prometheusStatus, stopStackPrometheus } from '../../infra/prometheus';
 import { stackDown, stackStatus, stackUp, type ServiceName } from '../../infra/stack';
 
 export function registerStackCommands(program: Command) {
@@ -9,10 +11,17 @@ export function registerStackCommands(program: Command) {
   stack
     .command('up')
     .description('start every service that is not running and not configured as external')
-    .action(async () => {
+    .option('--kafka-brokers <n>', 'local Kafka brokers: 1 (default) or a KRaft cluster of 3 (sets LOCAL_KAFKA_BROKERS; export it for the commands and workers that follow)')
+    .option('--with <extras...>', 'also start optional services: prometheus (scrapes the workers\' metrics; docs/observability.md)')
+    .action(async (opts: { with?: string[]; kafkaBrokers?: string }) => {
+      if (opts.kafkaBrokers !== undefined) process.env.LOCAL_KAFKA_BROKERS = opts.kafkaBrokers;
       const config = loadConfig();
+      const extras = opts.with ?? [];
+      const unknown = extras.filter((e) => e !== 'prometheus');
+      if (unknown.length) throw new Error(`unknown optional service ${unknown.join(', ')}: the only one is prometheus`);
       const t0 = Date.now();
-      const started = await stackUp(config, say);
+      const started: string[] = await stackUp(config, say);
+      if (extras.includes('prometheus') && (await ensurePrometheus(config, cachePaths(config.local.cacheDir), say))) started.push('prometheus');
       say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s${started.length ? ` (started: ${started.join(', ')})` : ' (all already running)'}`);
       say(config.temporal.server === 'postgres' ? 'Temporal UI: none with TEMPORAL_SERVER=postgres (docs/temporal-server.md#web-ui)' : `Temporal UI: ${config.temporal.uiUrl}`);
     });
@@ -21,7 +30,9 @@ export function registerStackCommands(program: Command) {
     .command('down')
     .description('stop the local services')
     .action(async () => {
-      const stopped = await stackDown(loadConfig());
+      const config = loadConfig();
+      const stopped: string[] = (await stopStackPrometheus(cachePaths(config.local.cacheDir))) ? ['prometheus'] : [];
+      stopped.push(...(await stackDown(config)));
       say(stopped.length ? `stopped: ${stopped.join(', ')}` : 'nothing was running');
     });
 
@@ -29,7 +40,10 @@ export function registerStackCommands(program: Command) {
     .command('status')
     .description('what runs where')
     .action(async () => {
-      const rows = await stackStatus(loadConfig());
+      const config = loadConfig();
+      const rows: { service: string; mode: string; endpoint: string; pid?: number; listening?: boolean }[] = await stackStatus(config);
+      const prometheus = await prometheusStatus(config, cachePaths(config.local.cacheDir));
+      if (prometheus.pid || prometheus.listening) rows.push({ service: 'prometheus', mode: 'local', endpoint: `http://127.0.0.1:${config.local.prometheusPort}`, ...prometheus });
       for (const r of rows) {
         const state = r.mode === 'external' ? 'external (not managed here)' : r.pid ? `running (pid ${r.pid})` : r.listening ? 'port in use by another process' : 'stopped';
         say(`${r.service.padEnd(9)} ${r.endpoint.padEnd(45)} ${state}`);

@@ -43,7 +43,7 @@ describe('inbox retention horizon', () => {
       const redelivered = await applyCredits(db.pool, {
         consumer: 'payments-credit', topic: 't', eventIds: ['new-1', 'old-1'], accountIds: ['1', '1'], amounts: ['10', '20'], partitions: [0, 0], offsets: ['0', '1'],
       });
-      assert.deepEqual(redelivered, { applied: 1, duplicates: 1, unknownAccounts: 0, accountsCredited: 1 }, 'a kept id still dedupes; a pruned one is new again (why the horizon must outlive redelivery)');
+      assert.deepEqual(redelivered, { applied: 1, duplicates: 1, unknownAccounts: 0, accountsCredited: 1, newlyParked: 0 }, 'a kept id still dedupes; a pruned one is new again (why the horizon must outlive redelivery)');
 
       const again = await pruneProcessedEvents(db.pool, { horizonMs: 14 * 24 * 3600_000, batchSize: 1000, timeBudgetMs: 60_000 });
       assert.equal(again.deleted, 0);

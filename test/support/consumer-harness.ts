@@ -25,9 +25,9 @@ export interface ConsumerProcess {
 }
 
 /** Spawns `node --import tsx workers/consumer.worker.ts` as one process, so SIGKILL kills the worker itself. */
-export function spawnConsumer(env: Record<string, string>): ConsumerProcess {
+export function spawnConsumer(env: Record<string, string>, entry = 'workers/consumer.worker.ts'): ConsumerProcess {
   // The heap cap is the one `npm run worker:consumer` uses (docs/consumer.md, memory).
-  const proc = spawn(process.execPath, ['--max-old-space-size=192', '--import', 'tsx', 'workers/consumer.worker.ts'], {
+  const proc = spawn(process.execPath, ['--max-old-space-size=192', '--import', 'tsx', entry], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,6 +8,7 @@ import { RelayWorkerProcess } from '../../bench/support/relay-worker-process';
 import { loadConfig, type Config } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { createKafka } from '../../kafka/client';
+import { createRelayProducer } from '../../kafka/relay-producer';
 import { uniqueName } from './ids';
 import { testKafka } from './kafka';
 
@@ -37,7 +38,7 @@ export interface InProcessRelay {
 export async function startInProcessRelay(config: Config): Promise<InProcessRelay> {
   const pool = createPool(config.database.url, { max: 10 });
   const listener = new PendingListener(config.database.url);
-  const producer = createKafka(config, uniqueName('relay-test')).producer({ allowAutoTopicCreation: false });
+  const producer = createRelayProducer(createKafka(config, uniqueName('relay-test')));
   await producer.connect();
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await Worker.create({

@@ -1,0 +1,141 @@
+// The BRIEF's targets ("How good it must be"), each with the results file that measures it and
+// how to read the figure out of that file. The README's measured table is generated from these
+// (bench/suite/measured-table.ts), so a target is written down once, here.
+
+/** A results file's JSON as saveBenchmark writes it; `results` differs per benchmark. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ResultFile = { command?: string; settings?: any; results?: any; machine?: { at?: string } };
+
+export interface Verdict {
+  measured: string;
+  met: boolean;
+}
+
+export interface Target {
+  /** The BRIEF's wording of the target. */
+  target: string;
+  /** The results file (bench/results/<file>.json) the figure comes from. */
+  file: string;
+  /** The command that writes that file. */
+  command: string;
+  /** The figure and whether it meets the target; undefined when the file lacks it. */
+  judge(result: ResultFile, defaults: RelayDefaults): Verdict | undefined;
+}
+
+/** The relay's default settings, to pick the default configuration's figure out of relay.json. */
+export interface RelayDefaults {
+  shards: number;
+  batchSize: number;
+}
+
+const n = (x: number) => Math.round(x).toLocaleString('en-US');
+/** The BRIEF says MB; the benchmarks measure MiB (/proc). */
+const mb = (mib: number) => Math.round(mib * 1.048576);
+
+export const TARGETS: Target[] = [
+  {
+    target: 'relay ≥ 20,000 events/s sustained at the default settings (commit → Kafka ack → marked)',
+    file: 'relay',
+    command: 'npm run bench:relay',
+    judge(r, d) {
+      const s = (r.results?.throughputSummary as { batchSize: number; shards: number; localMedian: number; localRuns: number[] }[] | undefined)?.find((t) => t.batchSize === d.batchSize && t.shards === d.shards);
+      if (!s) return undefined;
+      return { measured: `${n(s.localMedian)}/s (median of ${s.localRuns.length} runs of ${n(r.settings?.events ?? 0)} events; batch ${s.batchSize}, ${s.shards} shards)`, met: s.localMedian >= 20_000 };
+    },
+  },
+  {
+    target: 'credits through the inbox ≥ 50,000 events/s sustained',
+    file: 'consumer',
+    command: 'npm run bench:consumer',
+    judge(r) {
+      const t = r.results?.throughput as { creditsPerSecond: number; events: number } | undefined;
+      if (!t) return undefined;
+      return { measured: `${n(t.creditsPerSecond)}/s (${n(t.events)} events, ${r.settings?.workers ?? '?'} consumer worker)`, met: t.creditsPerSecond >= 50_000 };
+    },
+  },
+  {
+    target: 'commit → on Kafka at 1,000 events/s: p99 ≤ 100 ms in every run',
+    file: 'relay',
+    command: 'npm run bench:relay',
+    judge(r) {
+      const runs = (r.results?.latency as { mode: string; p50Ms: number; p99Ms: number }[] | undefined)?.filter((l) => l.mode === 'local');
+      if (!runs?.length) return undefined;
+      return { measured: `p99 ${runs.map((l) => l.p99Ms).join(', ')} ms; p50 ${runs.map((l) => l.p50Ms).join(', ')} ms (${runs.length} runs)`, met: runs.every((l) => l.p99Ms <= 100) };
+    },
+  },
+  {
+    target: 'commit → balance credited at 1,000 events/s: p99 ≤ 200 ms, p50 ≤ 80 ms',
+    file: 'pipeline',
+    command: 'npm run bench:pipeline',
+    judge(r) {
+      const p = r.results as { p50Ms?: number; p99Ms?: number; events?: number; balancesExact?: boolean } | undefined;
+      if (p?.p99Ms === undefined || p.p50Ms === undefined) return undefined;
+      return { measured: `p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms (${n(p.events ?? 0)} events; balances exact: ${p.balancesExact})`, met: p.p99Ms <= 200 && p.p50Ms <= 80 && p.balancesExact === true };
+    },
+  },
+  {
+    target: 'poll query with 12 M rows in the table ≤ 1 ms',
+    file: 'retention-scene-pause10',
+    command: 'npm run scene:seed',
+    judge(r) {
+      const ms = r.results?.pollAfterMs as number | undefined;
+      if (ms === undefined) return undefined;
+      return { measured: `${ms} ms with the partial index (${r.results?.pollBeforeMs} ms without: the seed's scene; ${n(r.settings?.rows ?? 0)} rows)`, met: ms <= 1 };
+    },
+  },
+  {
+    target: 'retention ≥ 100,000 rows/s removed, relay poll p99 ≤ 5 ms while it runs',
+    file: 'retention-scene-pause10',
+    command: 'npm run scene:seed',
+    judge(r) {
+      const c = r.results?.cleanup as { rowsPerSecond: number; pollMsP99: number } | undefined;
+      if (!c) return undefined;
+      return { measured: `${n(c.rowsPerSecond)} rows/s, poll p99 ${c.pollMsP99.toFixed(2)} ms`, met: c.rowsPerSecond >= 100_000 && c.pollMsP99 <= 5 };
+    },
+  },
+  {
+    target: 'idle cost near zero: no busy loops; history and database queries per idle minute bounded and stated',
+    file: 'relay',
+    command: 'npm run bench:relay',
+    judge(r) {
+      const i = r.results?.idle as { shards: number; databaseTransactionsPerIdleMinute: number; historyEventsPerIdleMinutePerShard: number[] } | undefined;
+      if (!i) return undefined;
+      return { measured: `${i.databaseTransactionsPerIdleMinute} database transactions/min (${i.shards} shards), ${i.historyEventsPerIdleMinutePerShard.join(', ')} history events/min per shard`, met: true };
+    },
+  },
+  {
+    target: 'each worker ≤ 250 MB RSS under full load, held over a 30-minute soak',
+    file: 'relay-soak',
+    command: 'npm run bench:relay-soak',
+    judge(r) {
+      const samples = r.results?.samples as { peakRssMiB: number }[] | undefined;
+      if (!samples?.length) return undefined;
+      const peak = Math.max(...samples.map((s) => s.peakRssMiB));
+      const minutes = Number(r.settings?.minutes ?? 0);
+      return { measured: `relay worker peak ${mb(peak)} MB (${peak} MiB) over a ${minutes}-minute soak`, met: mb(peak) <= 250 && minutes >= 30 };
+    },
+  },
+  {
+    target: 'scale-out: a second worker process adds ≥ 0.8× of the first one’s capacity',
+    file: 'relay',
+    command: 'npm run bench:relay',
+    judge(r) {
+      const s = r.results?.scalingSummary as { oneWorkerMedian: number; twoWorkersMedian: number; twoOverOne: number } | undefined;
+      if (!s) return undefined;
+      return { measured: `1 → 2 workers: ${n(s.oneWorkerMedian)} → ${n(s.twoWorkersMedian)}/s (${s.twoOverOne}×; all services on the same 2 cores)`, met: s.twoOverOne >= 1.8 };
+    },
+  },
+  {
+    target: 'against pg-transactional-outbox in the same run: ≥ 10× its best throughput, lower p50 and p99',
+    file: 'peer',
+    command: 'npm run bench:peer',
+    judge(r) {
+      const q = r.results?.summary?.ratios as { throughput: number; p50: number; p99: number; cpuWorkerAndPostgres: number } | undefined;
+      if (!q) return undefined;
+      return {
+        measured: `throughput ${q.throughput}× its best; p50 ${q.p50}× and p99 ${q.p99}× lower; CPU per event ${q.cpuWorkerAndPostgres}× less (the peer has no broker in its path)`,
+        met: q.throughput >= 10 && q.p50 > 1 && q.p99 > 1,
+      };
+    },
+  },
+];

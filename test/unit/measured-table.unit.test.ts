@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { summarisePeerRuns, type ContenderRun } from '../../bench/support/peer/peer-summary';
+import { measuredTable, replaceMarkedBlock, TABLE_BEGIN, TABLE_END } from '../../bench/suite/measured-table';
+import { TARGETS, type ResultFile } from '../../bench/suite/targets';
+
+const defaults = { shards: 2, batchSize: 2000 };
+
+/** Sample results shaped as the benchmarks write them (only the fields the table reads). */
+const sample: Record<string, ResultFile> = {
+  relay: {
+    settings: { events: 200000 },
+    machine: { at: '2026-12-03T10:00:00.000Z' },
+    results: {
+      throughputSummary: [
+        { batchSize: 2000, shards: 2, localMedian: 21500, localRuns: [21000, 21500, 22000] },
+        { batchSize: 5000, shards: 4, localMedian: 30000, localRuns: [30000] },
+      ],
+      latency: [
+        { mode: 'local', p50Ms: 30, p99Ms: 90 },
+        { mode: 'remote', p50Ms: 200, p99Ms: 400 },
+        { mode: 'local', p50Ms: 31, p99Ms: 112 },
+      ],
+      idle: { shards: 2, databaseTransactionsPerIdleMinute: 27, historyEventsPerIdleMinutePerShard: [7, 7] },
+      scalingSummary: { oneWorkerMedian: 10000, twoWorkersMedian: 19000, twoOverOne: 1.9 },
+    },
+  },
+  pipeline: { results: { p50Ms: 70, p99Ms: 190, events: 30000, balancesExact: true } },
+  'relay-soak': { settings: { minutes: 5.9 }, results: { samples: [{ peakRssMiB: 200 }, { peakRssMiB: 230 }] } },
+};
+
+const rowOf = (table: string, startsWith: string) => {
+  const row = table.split('\n').find((l) => l.startsWith(`| ${startsWith}`));
+  assert.ok(row, `no row for "${startsWith}" in\n${table}`);
+  return row;
+};
+
+describe('the measured table', () => {
+  const table = measuredTable(TARGETS, (file) => sample[file], defaults);
+
+  it('takes the relay throughput of the default configuration, not the best one, and judges it', () => {
+    const row = rowOf(table, 'relay ≥ 20,000');
+    assert.match(row, /\*\*met\*\* \| 21,500\/s \(median of 3 runs of 200,000 events; batch 2000, 2 shards\)/);
+    assert.match(row, /`npm run bench:relay` \(2026-12-03\)/);
+    const slower = measuredTable(TARGETS, (file) => (file === 'relay' ? { ...sample.relay, results: { ...sample.relay!.results, throughputSummary: [{ batchSize: 2000, shards: 2, localMedian: 19999, localRuns: [19999] }] } } : sample[file]), defaults);
+    assert.match(rowOf(slower, 'relay ≥ 20,000'), /\*\*not met\*\* \| 19,999\/s/);
+  });
+
+  it('requires every latency run under the target, not the median', () => {
+    assert.match(rowOf(table, 'commit → on Kafka'), /\*\*not met\*\* \| p99 90, 112 ms; p50 30, 31 ms \(2 runs\)/);
+  });
+
+  it('meets the pipeline target only when both percentiles are within it', () => {
+    assert.match(rowOf(table, 'commit → balance credited'), /\*\*met\*\* \| p50 70 ms, p99 190 ms/);
+  });
+
+  it('converts MiB to the BRIEF\'s MB and asks for a 30-minute soak', () => {
+    // 230 MiB = 241 MB is under 250 MB, but 5.9 minutes is no 30-minute soak.
+    assert.match(rowOf(table, 'each worker ≤ 250 MB'), /\*\*not met\*\* \| relay worker peak 241 MB \(230 MiB\) over a 5.9-minute soak/);
+  });
+
+  it('says which results are missing instead of inventing a figure', () => {
+    assert.match(rowOf(table, 'credits through the inbox'), /\| no result \| no bench\/results\/consumer.json yet \|/);
+    assert.match(rowOf(table, 'against pg-transactional-outbox'), /\| no result \| no bench\/results\/peer.json yet \|/);
+  });
+
+  it('judges the peer comparison from the ratios the peer benchmark computes', () => {
+    const run = (contender: string, test: 'throughput' | 'latency', x: Partial<ContenderRun>): ContenderRun => ({ contender, repeat: 0, test, events: 1000, processed: 1000, loadAverage1m: 1, ...x });
+    const cpu = (worker: number, postgres: number) => ({ wallSeconds: 1, cores: 2, coresBusy: 1, cpuSeconds: { worker, postgres, kafka: 0.05, temporal: 0.05 } });
+    const runs = [
+      run('ours', 'throughput', { eventsPerSecond: 20000, cpu: cpu(0.05, 0.05) }),
+      run('peer a', 'throughput', { eventsPerSecond: 1500, cpu: cpu(0.5, 0.5) }),
+      run('peer b', 'throughput', { eventsPerSecond: 500, cpu: cpu(0.4, 0.4) }),
+      run('ours', 'latency', { p50Ms: 40, p99Ms: 100 }),
+      run('peer a', 'latency', { p50Ms: 180, p99Ms: 600 }),
+      run('peer b', 'latency', { p50Ms: 120, p99Ms: 900 }),
+    ];
+    const summary = summarisePeerRuns(runs, 'ours');
+    // Each figure against the peer's best at it: throughput a, p50 b, p99 a, CPU b.
+    assert.deepEqual(summary.ratios, { throughput: 13.33, p50: 3, p99: 6, cpuWorkerAndPostgres: 8 });
+    // Kafka and Temporal count for ours only: they are not in the peer's path.
+    assert.deepEqual(summary.contenders.map((c) => c.cpuMicrosPerEvent.all), [200, 1000, 800]);
+    const withPeer = measuredTable(TARGETS, (file) => (file === 'peer' ? { results: { summary } } : sample[file]), defaults);
+    assert.match(rowOf(withPeer, 'against pg-transactional-outbox'), /\*\*met\*\* \| throughput 13.33× its best; p50 3× and p99 6× lower; CPU per event 8× less/);
+  });
+
+  it('replaces only the marked block of a document', () => {
+    const doc = `# Title\n\nintro\n\n${TABLE_BEGIN}\n| old | table |\n${TABLE_END}\n\nafter\n`;
+    const out = replaceMarkedBlock(doc, '| new |');
+    assert.equal(out, `# Title\n\nintro\n\n${TABLE_BEGIN}\n| new |\n${TABLE_END}\n\nafter\n`);
+    assert.throws(() => replaceMarkedBlock('# no markers\n', '| new |'), /has no measured-table block/);
+  });
+});

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { RELAY_WORKFLOW_TYPE, RETENTION_WORKFLOW_TYPE } from '../../config/constants';
+import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, type History, type RecordedHistory } from '../support/workflow-histories';
+
+// Upgrades must not stall running workflows: every history recorded from a release
+// (test/histories/<release>/, `npm run histories:record`) must replay on the workflow code of
+// this commit. A change that would make a running relay shard, credit or retention run fail its
+// workflow task after a deploy fails here instead; the fix is patched() (docs/upgrading.md).
+// No server needed: the replayer runs the bundled workflow code against the recorded events.
+
+const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+
+/**
+ * Replays every history on one replay worker (much faster than a worker per history) and
+ * returns each one's error, keyed by the id it was given (undefined: replayed cleanly).
+ */
+async function replayAll(bundle: WorkflowBundleWithSourceMap, histories: { id: string; history: History }[]): Promise<Map<string, Error | undefined>> {
+  const results = new Map<string, Error | undefined>();
+  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle }, histories.map((h) => ({ workflowId: h.id, history: h.history })))) {
+    results.set(r.workflowId, r.error);
+  }
+  assert.equal(results.size, histories.length, 'every history got a replay result');
+  return results;
+}
+
+/** The same history under another workflow type, to replay it with a variant of the workflow. */
+function asWorkflowType(history: History, workflowType: string): History {
+  const copy = structuredClone(history);
+  copy.events![0]!.workflowExecutionStartedEventAttributes!.workflowType!.name = workflowType;
+  return copy;
+}
+
+describe('recorded workflow histories replay on the current workflow code', function () {
+  // Bundling the workflow code (webpack) is most of this file's time: a few seconds per bundle.
+  this.timeout(180_000);
+  const histories = readRecordedHistories();
+  const idOf = (h: RecordedHistory) => `${h.release}/${h.name}`;
+  let replayed: Map<string, Error | undefined>;
+  before(async () => {
+    const production = await bundleWorkflowCode({ workflowsPath: PRODUCTION_WORKFLOWS_PATH, logger: quietBundlerLogger });
+    replayed = await replayAll(production, histories.map((h) => ({ id: idOf(h), history: h.history })));
+  });
+
+  it('has recorded runs of every production workflow, through the relay loop’s paths', () => {
+    const types = new Set(histories.map((h) => h.workflowType));
+    for (const type of [RELAY_WORKFLOW_TYPE, 'applyCreditsWorkflow', 'applyCreditWorkflow', RETENTION_WORKFLOW_TYPE]) assert.ok(types.has(type), `no recorded history of ${type}`);
+    const relayEvents = new Set(histories.filter((h) => h.workflowType === RELAY_WORKFLOW_TYPE).flatMap((h) => h.history.events!.map((e) => e.eventType)));
+    const { EventType } = temporal.api.enums.v1;
+    // Batches (local-activity markers), idle waits (activities), back-off (timer), stop (signal) cancelling an idle wait, continue-as-new.
+    for (const type of ['EVENT_TYPE_MARKER_RECORDED', 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED', 'EVENT_TYPE_TIMER_FIRED', 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED', 'EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED', 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW'] as const) {
+      assert.ok(relayEvents.has(EventType[type]), `the recorded relay runs never reach ${type}`);
+    }
+  });
+
+  for (const recorded of histories) {
+    it(`${idOf(recorded)} (${recorded.workflowType}) replays`, () => {
+      const error = replayed.get(idOf(recorded));
+      assert.equal(error, undefined, `${idOf(recorded)} does not replay on this code: ${error?.message}. A running workflow of that release would stall; guard the change with patched() (docs/upgrading.md).`);
+    });
+  }
+
+  describe('catches what it must (a change to the relay on the recorded relay runs)', () => {
+    let relayRuns: RecordedHistory[];
+    let unpatched: Map<string, Error | undefined>;
+    let patchedChange: Map<string, Error | undefined>;
+    before(async () => {
+      const changes = await bundleWorkflowCode({ workflowsPath: require.resolve('../fixtures/relay-workflow-changes'), logger: quietBundlerLogger });
+      relayRuns = histories.filter((h) => h.workflowType === RELAY_WORKFLOW_TYPE);
+      assert.ok(relayRuns.length > 0);
+      unpatched = await replayAll(changes, relayRuns.map((h) => ({ id: idOf(h), history: asWorkflowType(h.history, 'relayWithUnpatchedChange') })));
+      patchedChange = await replayAll(changes, relayRuns.map((h) => ({ id: idOf(h), history: asWorkflowType(h.history, 'relayWithPatchedChange') })));
+    });
+
+    it('a new step added without patched() fails replay with a nondeterminism error', () => {
+      for (const run of relayRuns) assert.ok(unpatched.get(idOf(run)) instanceof DeterminismViolationError, `${idOf(run)} must not replay on the unpatched change (got ${String(unpatched.get(idOf(run)))})`);
+    });
+
+    it('the same step behind patched() replays', () => {
+      for (const run of relayRuns) assert.equal(patchedChange.get(idOf(run)), undefined, `${idOf(run)}: ${patchedChange.get(idOf(run))?.message}`);
+    });
+  });
+});
