@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../config/env';
 
 export interface ChildWorker {
   name: string;
@@ -10,15 +9,17 @@ export interface ChildWorker {
 }
 
 /**
- * Starts a TypeScript entry point (a worker) as a child process with its output in a log file,
- * so the terminal stays readable and a crash of one worker does not take the others down.
+ * Starts a worker entry point (a path, relative to the working directory or absolute) as a child
+ * process with its output in a log file, so the terminal stays readable and a crash of one
+ * worker does not take the others down. TypeScript entries run through tsx.
  */
 export function startChildWorker(name: string, entry: string, logDir: string, env: NodeJS.ProcessEnv = process.env, nodeArgs: string[] = []): ChildWorker {
   fs.mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, `${name}.log`);
   const out = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...nodeArgs, '--require', 'tsx/cjs', path.join(PROJECT_ROOT, entry)], {
-    cwd: PROJECT_ROOT,
+  const file = path.resolve(entry);
+  const loader = file.endsWith('.ts') && !nodeArgs.includes('tsx/cjs') ? ['--require', 'tsx/cjs'] : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, file], {
     env,
     stdio: ['ignore', out, out],
   });

@@ -1,8 +1,6 @@
 import crypto from 'node:crypto';
 import type { Pool } from 'pg';
-import { inTransaction } from '../db/pool';
-import { confirmPayment } from '../payments/confirm-payment';
-import { createPayment } from '../payments/create-payment';
+import { confirmPayment, createPayment, inTransaction } from '../api';
 
 export const DEMO_ACCOUNT_IDS = Array.from({ length: 20 }, (_, i) => 1001 + i);
 

@@ -1,4 +1,4 @@
-import type { SqlExecutor } from '../db/executor';
+import type { SqlExecutor } from '../api';
 
 export interface PipelineStats {
   confirmedPayments: number;

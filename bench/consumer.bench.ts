@@ -71,7 +71,7 @@ async function throughput(db: TestDatabase) {
     `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span_ms FROM inbox_processed_events WHERE event_id LIKE 'tp-%'`,
   );
   const { n, span_ms: spanMs } = rows[0]!;
-  const chunks = workers.flatMap((w) => w.logs.filter((l) => l.msg === 'batch credited'));
+  const chunks = workers.flatMap((w) => w.logs.filter((l) => l.msg === 'batch applied'));
   const workflowMs = chunks.map((c) => c.workflowMs as number).sort((a, b) => a - b);
   const perSecond = new Map<number, number>();
   const { rows: timeline } = await db.pool.query<{ second: number; credits: number }>(
@@ -133,7 +133,7 @@ async function latency(db: TestDatabase) {
   );
   const samples = rows.map((r) => ({ id: r.event_id, sentMs: sentAt.get(r.event_id)! - start, latencyMs: Number(r.at) - sentAt.get(r.event_id)! }));
   const sorted = samples.map((s) => s.latencyMs).sort((a, b) => a - b);
-  const chunks = workers.flatMap((w) => w.logs.filter((l) => l.msg === 'batch credited'));
+  const chunks = workers.flatMap((w) => w.logs.filter((l) => l.msg === 'batch applied'));
   const wf = chunks.map((c) => c.workflowMs as number).sort((a, b) => a - b);
   for (const w of workers) await w.stop();
   await remove();

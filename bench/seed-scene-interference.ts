@@ -5,7 +5,7 @@ import { Client as PgClient, type Pool, type PoolClient } from 'pg';
 import { loadConfig, type Config } from '../config/env';
 import { migrate } from '../db/migrate';
 import { createPool, inTransaction } from '../db/pool';
-import { FETCH_PENDING_IDS_SQL } from '../outbox/queries/fetch-pending-ids';
+import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../outbox/queries/fetch-pending-ids';
 import { databaseTimeAgo } from '../retention/database-clock';
 import { planOutboxWalk } from '../retention/plan-outbox-walk';
 import { deletePublishedRange } from '../retention/queries/delete-published-range';
@@ -97,7 +97,7 @@ function pollLoop(pool: Pool, config: Config, everyMs: number) {
     const client = await pool.connect();
     try {
       for (let i = 0, shard = 0; running; i++, shard = (shard + 1) % config.relay.shards) {
-        const params = [config.relay.shards, shard, config.relay.batchSize];
+        const params = [config.relay.shards, shard, config.relay.batchSize, FROM_THE_BEGINNING];
         const start = performance.now();
         if (i % 2 === 0) {
           await client.query(FETCH_PENDING_IDS_SQL, params);

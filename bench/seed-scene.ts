@@ -9,7 +9,7 @@ import { createPool } from '../db/pool';
 import { CREATE_PENDING_INDEX_SQL } from '../doctor/checks/pending-index';
 import { formatReport } from '../doctor/format-report';
 import { runDoctor, type DoctorReport } from '../doctor/run-doctor';
-import { FETCH_PENDING_IDS_SQL } from '../outbox/queries/fetch-pending-ids';
+import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../outbox/queries/fetch-pending-ids';
 import { databaseTimeAgo } from '../retention/database-clock';
 import { planOutboxWalk } from '../retention/plan-outbox-walk';
 import { ensureRetentionSchedule } from '../retention/schedule';
@@ -127,7 +127,7 @@ function pollLoop(pool: Pool, config: Config, everyMs: number, t0: number) {
     try {
       for (let shard = 0; running; shard = (shard + 1) % config.relay.shards) {
         const start = performance.now();
-        await client.query(FETCH_PENDING_IDS_SQL, [config.relay.shards, shard, config.relay.batchSize]);
+        await client.query(FETCH_PENDING_IDS_SQL, [config.relay.shards, shard, config.relay.batchSize, FROM_THE_BEGINNING]);
         samples.push({ atMs: start - t0, ms: performance.now() - start });
         await new Promise((r) => setTimeout(r, everyMs));
       }

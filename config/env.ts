@@ -39,6 +39,18 @@ const schema = z.object({
 
   KAFKA_TOPIC: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a valid Kafka topic name').default('payments.events'),
   KAFKA_DEAD_LETTER_TOPIC: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a valid Kafka topic name').default('payments.events.dlq'),
+  /**
+   * Routing by event type, like Debezium's route-by-field: `type=topic` pairs, comma-separated
+   * (e.g. `order_shipped=orders.events,payment_confirmed=payments.events`). A type not listed
+   * goes to KAFKA_TOPIC. `setup` creates every topic named here; consumers subscribe to the
+   * topics of the types their handlers apply.
+   */
+  KAFKA_TOPIC_ROUTES: z
+    .string()
+    .default('')
+    .superRefine((text, ctx) => {
+      for (const problem of topicRouteProblems(text)) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   KAFKA_PARTITIONS: positiveInt.max(1000).default(6),
   /** Kafka's own retention of the events topic; the inbox horizon must outlive it. */
   KAFKA_TOPIC_RETENTION_MS: durationMs.default(7 * 24 * 3600_000),
@@ -60,6 +72,14 @@ const schema = z.object({
   CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
   CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
   CONSUMER_DEAD_LETTER: z.enum(['true', 'false']).default('true'),
+  /** The example handlers the built-in consumer worker registers (a service of your own registers its own). */
+  CONSUMER_HANDLERS: z
+    .string()
+    .default('payment_confirmed')
+    .transform((text) => text.split(',').map((t) => t.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['payment_confirmed', 'order_shipped'])).min(1, 'name at least one handler')),
+  /** An event of a type no handler of this consumer knows: counted and skipped, or parked. Never dead-lettered. */
+  CONSUMER_UNKNOWN_EVENT_TYPES: z.enum(['skip', 'park']).default('skip'),
 
   RELAY_SHARDS: positiveInt.max(256).default(2),
   RELAY_BATCH_SIZE: positiveInt.max(10_000).default(2000),
@@ -70,6 +90,12 @@ const schema = z.object({
   RELAY_IDLE_WAIT_MS: durationMs.max(10 * 60_000).default(60_000),
   /** Fallback poll inside that wait, for notifications missed while the listener reconnected. */
   RELAY_FALLBACK_POLL_MS: durationMs.default(10_000),
+  /**
+   * How often a relay's poll reads its shard from the beginning instead of from its proven bound:
+   * the safety net for rows made pending again by hand (docs/vacuum.md). Costly only while vacuum
+   * is held back.
+   */
+  RELAY_FULL_SCAN_INTERVAL_MS: durationMs.max(3_600_000).default(30_000),
   /**
    * Fault-injection hook for crash tests, never set in production: the relay worker stops dead
    * at this point (prints a marker, then hangs) so a test can kill -9 it exactly there.
@@ -92,6 +118,8 @@ const schema = z.object({
   RETENTION_SCHEDULE_ID: z.string().min(1).default(RETENTION_SCHEDULE_ID),
   /** The doctor fails when the oldest pending outbox row is older than this. */
   DOCTOR_MAX_PENDING_AGE_MS: durationMs.default(5 * 60_000),
+  /** The doctor names every session or prepared transaction holding the vacuum horizon longer than this. */
+  DOCTOR_MAX_HORIZON_AGE_MS: durationMs.default(5 * 60_000),
 
   /**
    * First of the ports the workers serve Prometheus metrics on (docs/observability.md): relay +0,
@@ -119,6 +147,8 @@ export interface Config {
     local: boolean;
     topic: string;
     deadLetterTopic: string;
+    /** Event type → topic; types not listed go to `topic`. */
+    routes: Record<string, string>;
     partitions: number;
     topicRetentionMs: number;
     maxMessageBytes: number;
@@ -146,6 +176,7 @@ export interface Config {
     taskQueue?: string;
     idleWaitMs: number;
     fallbackPollMs: number;
+    fullScanIntervalMs: number;
     faultPauseAt?: 'after-kafka-ack' | 'before-mark';
     memoryLogMs?: number;
   };
@@ -159,9 +190,11 @@ export interface Config {
     sessionTimeoutMs: number;
     rebalanceTimeoutMs: number;
     deadLetter: boolean;
+    handlers: RawEnv['CONSUMER_HANDLERS'];
+    unknownEventTypes: 'skip' | 'park';
   };
   retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
-  doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number };
+  doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number; maxHorizonAgeMs: number };
   /** Prometheus endpoints; portBase undefined = off. */
   metrics: { portBase?: number; host: string; sampleMs: number };
   logLevel: RawEnv['LOG_LEVEL'];
@@ -222,6 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       local: e.KAFKA_BROKERS === undefined,
       topic: e.KAFKA_TOPIC,
       deadLetterTopic: e.KAFKA_DEAD_LETTER_TOPIC,
+      routes: parseTopicRoutes(e.KAFKA_TOPIC_ROUTES),
       partitions: e.KAFKA_PARTITIONS,
       topicRetentionMs: e.KAFKA_TOPIC_RETENTION_MS,
       maxMessageBytes: e.KAFKA_MAX_MESSAGE_BYTES,
@@ -256,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.RELAY_TASK_QUEUE,
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
+      fullScanIntervalMs: e.RELAY_FULL_SCAN_INTERVAL_MS,
       faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
       memoryLogMs: e.RELAY_MEMORY_LOG_MS,
     },
@@ -269,6 +304,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,
       rebalanceTimeoutMs: e.CONSUMER_REBALANCE_TIMEOUT_MS,
       deadLetter: e.CONSUMER_DEAD_LETTER === 'true',
+      handlers: e.CONSUMER_HANDLERS,
+      unknownEventTypes: e.CONSUMER_UNKNOWN_EVENT_TYPES,
     },
     retention: {
       windowMs: e.RETENTION_WINDOW_MS,
@@ -279,10 +316,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: e.RETENTION_TASK_QUEUE,
       scheduleId: e.RETENTION_SCHEDULE_ID,
     },
-    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS },
+    doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS, maxHorizonAgeMs: e.DOCTOR_MAX_HORIZON_AGE_MS },
     metrics: { portBase: e.METRICS_PORT_BASE === 0 ? undefined : e.METRICS_PORT_BASE, host: e.METRICS_HOST, sampleMs: e.METRICS_SAMPLE_MS },
     logLevel: e.LOG_LEVEL,
   };
+}
+
+const TOPIC_NAME = /^[A-Za-z0-9._-]{1,200}$/;
+
+/** `a=t1,b=t2` → { a: 't1', b: 't2' }; call only on text topicRouteProblems accepted. */
+export function parseTopicRoutes(text: string): Record<string, string> {
+  const routes: Record<string, string> = {};
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    routes[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  return routes;
+}
+
+function topicRouteProblems(text: string): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    const type = at < 0 ? '' : pair.slice(0, at).trim();
+    const topic = at < 0 ? '' : pair.slice(at + 1).trim();
+    if (type === '' || topic === '') problems.push(`"${pair}" must look like event_type=topic`);
+    else if (!TOPIC_NAME.test(topic)) problems.push(`"${topic}" (for ${type}) must be a valid Kafka topic name`);
+    else if (seen.has(type)) problems.push(`event type ${type} is routed twice`);
+    seen.add(type);
+  }
+  return problems;
 }
 
 /** `FOO=` in a shell means "not set" to most people; treat it so. */

@@ -7,9 +7,10 @@ import { outboxTableCheck } from './checks/outbox-table';
 import { pendingIndexCheck } from './checks/pending-index';
 import { pollPlanCheck } from './checks/poll-plan';
 import { retentionScheduleCheck } from './checks/retention-schedule';
+import { vacuumHorizonCheck } from './checks/vacuum-horizon';
 import type { Check, CheckResult, DoctorContext } from './types';
 
-export const CHECKS: Check[] = [outboxTableCheck, pendingIndexCheck, pollPlanCheck, inboxTableCheck, consumerLagCheck, retentionScheduleCheck];
+export const CHECKS: Check[] = [outboxTableCheck, pendingIndexCheck, pollPlanCheck, vacuumHorizonCheck, inboxTableCheck, consumerLagCheck, retentionScheduleCheck];
 
 export interface DoctorReport {
   healthy: boolean;

@@ -1,9 +1,15 @@
 import type { Pool } from 'pg';
-import type { CreditEvent } from './validate-credit-event';
 
 // The per-event path, literally the seed: record the event id FIRST, then credit, in one
 // transaction. A redelivery fails the insert on the primary key, the transaction rolls back
 // before any balance changes, and the caller gets a value saying so (not an exception).
+
+/** One validated credit; account id and amount are decimal strings (bigint). */
+export interface CreditEvent {
+  eventId: string;
+  accountId: string;
+  amount: string;
+}
 
 export type ApplyCreditResult =
   | { applied: true; eventId: string; balance: string }

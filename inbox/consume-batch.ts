@@ -4,37 +4,45 @@ import type { EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { Logger } from '../config/logger';
 import { inboxParkedTotal } from '../observability/consumer-metrics';
-import type { RunCreditWorkflow } from './credit-coalescer';
-import { CreditCoalescer, type ChunkCredits } from './credit-coalescer';
+import { APPLY_EVENTS_WORKFLOW } from '../workflows/inbox-contract';
+import { countSkippedEvents } from './count-skipped-events';
+import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
+import type { HandlerRegistry } from './handler';
+import { MAX_EVENT_TYPE_LENGTH } from './handler';
 import { parkEvents, type ParkedMessage } from './park-events';
-import { validateCreditEvent } from './validate-credit-event';
+import { payloadHash } from './payload-hash';
+import { quote, validateEnvelope } from './validate-envelope';
 
 export interface BatchHandlerDeps {
   pool: Pool;
-  coalescer: CreditCoalescer;
+  coalescer: EventCoalescer;
+  handlers: HandlerRegistry;
+  /** What happens to an event of a type no handler knows: counted and skipped, or parked. */
+  unknownEventTypes: 'skip' | 'park';
   /** Set when invalid messages are also copied to the dead-letter topic. */
   deadLetter?: { producer: Producer; topic: string };
   logger: Logger;
   inboxName: string;
   batchSize: number;
-  maxCreditAmount: number;
 }
 
 export interface ChunkOutcome {
+  topic: string;
   partition: number;
   firstOffset: string;
   lastOffset: string;
   valid: number;
   parked: number;
+  skipped: number;
   workflowId?: string;
 }
 
 const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
 
-/** Starts applyCreditsWorkflow and waits for its result. */
-export function creditWorkflowRunner(client: Client, taskQueue: string): RunCreditWorkflow {
+/** Starts applyEventsWorkflow and waits for its result. */
+export function applyWorkflowRunner(client: Client, taskQueue: string): RunApplyWorkflow {
   return (workflowId, batch) =>
-    client.workflow.execute('applyCreditsWorkflow', {
+    client.workflow.execute(APPLY_EVENTS_WORKFLOW, {
       taskQueue,
       workflowId,
       // A closed run with this id (an earlier delivery of the same chunks) may run again: the
@@ -49,9 +57,10 @@ export function creditWorkflowRunner(client: Client, taskQueue: string): RunCred
 }
 
 /**
- * kafkajs eachBatch handler. Per chunk of one partition: validate; park the invalid; hand the
- * valid to the coalescer (an applyCreditsWorkflow shared with other partitions' chunks) and
- * wait until they are credited; only then resolve and commit the chunk's offsets. The effect is
+ * kafkajs eachBatch handler. Per chunk of one partition: validate (envelope, then the handler
+ * of the event's type); park the invalid; skip (or park) types no handler knows; hand the valid
+ * to the coalescer (an applyEventsWorkflow shared with other partitions' chunks) and wait until
+ * they are applied; only then resolve and commit the chunk's offsets. The effect is
  * durable in PostgreSQL before Kafka forgets the messages, so a crash anywhere re-delivers
  * (harmless: the inbox drops repeats) and never loses.
  */
@@ -70,7 +79,7 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
       try {
         await commitOffsetsIfNecessary();
       } catch (err) {
-        // The credits are already durable; an uncommitted offset only means a harmless
+        // The effects are already durable; an uncommitted offset only means a harmless
         // redelivery. A rebalance is the usual cause, so give the partition back.
         deps.logger.warn({ err: (err as Error).message, partition: batch.partition }, 'offset commit failed; the chunk will be redelivered and deduplicated');
         return;
@@ -84,18 +93,38 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
 async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[]): Promise<ChunkOutcome> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
-  const credits: ChunkCredits = { partition, firstOffset, lastOffset, eventIds: [], accountIds: [], amounts: [], offsets: [] };
+  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [] };
   const invalid: ParkedMessage[] = [];
+  const unknownTypes: ParkedMessage[] = [];
+  const skipped = new Map<string, number>();
   for (const message of chunk) {
-    const result = validateCreditEvent(message, { maxCreditAmount: deps.maxCreditAmount });
-    if (result.ok) {
-      credits.eventIds.push(result.event.eventId);
-      credits.accountIds.push(result.event.accountId);
-      credits.amounts.push(result.event.amount);
-      credits.offsets.push(message.offset);
-    } else {
-      invalid.push({ offset: message.offset, eventId: result.eventId, reason: result.reason, rawValue: message.value?.toString() ?? null });
+    const rawValue = message.value?.toString() ?? null;
+    const envelope = validateEnvelope(message);
+    if (!envelope.ok) {
+      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: envelope.reason, rawValue });
+      continue;
     }
+    const handler = deps.handlers.get(envelope.eventType);
+    if (!handler) {
+      // Not malformed: another consumer may handle this type. Never dead-lettered.
+      if (deps.unknownEventTypes === 'park') {
+        unknownTypes.push({ offset: message.offset, eventId: envelope.eventId, reason: `no handler for event type ${quote(envelope.eventType)} in consumer ${quote(deps.inboxName)}`, rawValue });
+      } else {
+        const type = envelope.eventType.slice(0, MAX_EVENT_TYPE_LENGTH);
+        skipped.set(type, (skipped.get(type) ?? 0) + 1);
+      }
+      continue;
+    }
+    const checked = handler.validate(envelope.payload);
+    if (!checked.ok) {
+      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: checked.reason, rawValue });
+      continue;
+    }
+    events.eventIds.push(envelope.eventId);
+    events.eventTypes.push(envelope.eventType);
+    events.offsets.push(message.offset);
+    events.data.push(checked.data);
+    events.payloadHashes.push(payloadHash(envelope.payload));
   }
 
   if (invalid.length > 0) {
@@ -106,10 +135,20 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     deps.logger.warn({ partition, parked: invalid.length, eventIds: invalid.slice(0, 20).map((i) => i.eventId ?? null), offsets: invalid.slice(0, 20).map((i) => i.offset) }, 'parked invalid events; reasons in `npm run outbox -- inbox parked`');
     deps.logger.debug({ partition, reasons: [...new Set(invalid.map((i) => i.reason))].slice(0, 5) }, 'parked invalid events: reasons');
   }
+  if (unknownTypes.length > 0) {
+    await parkEvents(deps.pool, { consumer: deps.inboxName, topic, partition }, unknownTypes);
+    inboxParkedTotal.inc({ handler: deps.inboxName, stage: 'unknown_type' }, unknownTypes.length);
+    deps.logger.warn({ topic, partition, parked: unknownTypes.length }, 'parked events of types no handler knows');
+  }
+  if (skipped.size > 0) {
+    await countSkippedEvents(deps.pool, deps.inboxName, skipped);
+    deps.logger.info({ topic, partition, skipped: Object.fromEntries(skipped) }, 'skipped events of types no handler knows');
+  }
 
   let workflowId: string | undefined;
-  if (credits.eventIds.length > 0) workflowId = (await deps.coalescer.submit(credits)).workflowId;
-  return { partition, firstOffset, lastOffset, valid: credits.eventIds.length, parked: invalid.length, workflowId };
+  if (events.eventIds.length > 0) workflowId = (await deps.coalescer.submit(events)).workflowId;
+  const skippedCount = [...skipped.values()].reduce((a, b) => a + b, 0);
+  return { topic, partition, firstOffset, lastOffset, valid: events.eventIds.length, parked: invalid.length + unknownTypes.length, skipped: skippedCount, workflowId };
 }
 
 async function sendToDeadLetter(dl: { producer: Producer; topic: string }, topic: string, partition: number, chunk: KafkaMessage[], invalid: ParkedMessage[]) {
@@ -137,7 +176,7 @@ async function untilDone<T>(logger: Logger, heartbeat: () => Promise<void>, stil
     try {
       return await work();
     } catch (err) {
-      logger.warn({ err: (err as Error).message, attempt }, 'crediting a chunk failed; retrying');
+      logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
       await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
       await heartbeat().catch(() => undefined);
       if (!stillOurs()) return undefined;

@@ -38,7 +38,7 @@ export async function parkEvents(
 }
 
 /** PostgreSQL text cannot hold NUL; keep the evidence readable instead of failing the insert. */
-function storableText(value: string): string {
+export function storableText(value: string): string {
   const text = value.replaceAll('\u0000', '\\u0000');
   return text.length > MAX_PARKED_VALUE_CHARS ? `${text.slice(0, MAX_PARKED_VALUE_CHARS)}... [truncated]` : text;
 }

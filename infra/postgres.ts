@@ -18,6 +18,10 @@ const SERVER_SETTINGS = [
   // listener on this cluster (bench/peer.bench.ts); it adds little WAL to what `replica` writes.
   'wal_level=logical',
   'max_connections=200',
+  // Two-phase commit exists in the wild (XA coordinators); the doctor's vacuum-horizon check is
+  // tested against a prepared transaction. Passed with -c, so it applies to a cluster initialised
+  // before this line at its next start too.
+  'max_prepared_transactions=10',
   'shared_buffers=512MB',
   'max_wal_size=4GB',
   'checkpoint_timeout=15min',

@@ -32,6 +32,11 @@ export const outboxOldestPendingAge = new Gauge({
   help: 'Age of the oldest pending outbox row (0 when none waits)',
 });
 
+export const vacuumHorizonAge = new Gauge({
+  name: 'outbox_db_vacuum_horizon_age_seconds',
+  help: "How long the oldest session or prepared transaction has held the outbox database's vacuum horizon (0 when none); `npm run doctor` names it (docs/vacuum.md)",
+});
+
 export const outboxParked = new Gauge({
   name: 'outbox_parked_events',
   help: 'Outbox rows parked now (dead-lettered, never published; `relay parked` lists them)',

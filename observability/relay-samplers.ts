@@ -6,7 +6,8 @@ import { readBacklogGauges } from '../outbox/queries/backlog-gauges';
 import { groupLag, groupMembers, groupOldestWaitingAge } from './consumer-group-metrics';
 import { measureGroupLag } from './consumer-group-lag';
 import { every } from './periodic';
-import { outboxOldestPendingAge, outboxParked, outboxPending } from './relay-metrics';
+import { readHorizonAgeSeconds } from '../outbox/queries/read-horizon-age';
+import { outboxOldestPendingAge, outboxParked, outboxPending, vacuumHorizonAge } from './relay-metrics';
 
 const BACKLOG_COUNT_CAP = 1_000_000;
 
@@ -21,6 +22,11 @@ export function startRelaySamplers(pool: Pool, config: Config, logger: Logger): 
     outboxPending.set(g.pending);
     outboxOldestPendingAge.set(g.oldestPendingAgeSeconds ?? 0);
     outboxParked.set(g.parked);
+  });
+
+  // A separate timer: one cheap read of pg_stat_activity and pg_prepared_xacts.
+  const horizon = every('vacuum_horizon_age', config.metrics.sampleMs, logger, async () => {
+    vacuumHorizonAge.set(await readHorizonAgeSeconds(pool));
   });
 
   const { topic, consumerGroup: group } = config.kafka;
@@ -44,6 +50,7 @@ export function startRelaySamplers(pool: Pool, config: Config, logger: Logger): 
   return {
     async stop() {
       backlog.stop();
+      horizon.stop();
       lag.stop();
       await admin.disconnect().catch(() => undefined);
     },

@@ -13,8 +13,11 @@ import { createRetentionActivities } from '../activities/retention';
 import type { RetentionReport } from '../activities/retention/types';
 import { RETENTION_WORKFLOW_TYPE } from '../config/constants';
 import { loadConfig } from '../config/env';
-import { creditWorkflowRunner } from '../inbox/consume-batch';
-import type { CreditBatch, CreditBatchResult } from '../inbox/apply-credits';
+import { applyWorkflowRunner } from '../inbox/consume-batch';
+import { HandlerRegistry } from '../inbox/handler';
+import { payloadHash } from '../inbox/payload-hash';
+import { paymentConfirmedHandler } from '../payments/credit-handler';
+import type { EventBatch } from '../workflows/inbox-contract';
 import { createTestDatabase, type TestDatabase } from '../test/support/database';
 import { uniqueName } from '../test/support/ids';
 import { testKafka } from '../test/support/kafka';
@@ -96,37 +99,51 @@ async function recordRelay(client: Client): Promise<{ name: string; history: His
   }
 }
 
-/** The consumer's credit workflows: a batch with a repeat and an unknown account, and the per-event one. */
+/** The consumer's workflows: a batch with a repeat and an unknown account, and the per-event one. */
 async function recordCredit(): Promise<{ name: string; history: History }[]> {
   const config = loadConfig();
   const db = await createTestDatabase();
   const taskQueue = uniqueName('histories-credit');
   await db.pool.query('INSERT INTO accounts (account_id) VALUES (1001), (1002)');
+  const credit = paymentConfirmedHandler({ maxCreditAmount: config.consumer.maxCreditAmount });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   try {
     const worker = await Worker.create({
       connection,
       namespace: config.temporal.namespace,
       taskQueue,
-      workflowsPath: require.resolve('../workflows/credit'),
-      activities: createInboxActivities({ pool: db.pool, config }),
+      workflowsPath: require.resolve('../workflows/inbox'),
+      activities: createInboxActivities({ pool: db.pool, handlers: new HandlerRegistry([credit]) }),
     });
     // As the consumer worker does: the client shares the worker's connection (eager start).
     const client = new Client({ connection, namespace: config.temporal.namespace });
     const batchId = uniqueName('histories-credits');
-    const batch: CreditBatch = {
+    const events = [
+      { eventId: 'e1', accountId: 1001, amount: 100, offset: '0', partition: 0 },
+      { eventId: 'e2', accountId: 1002, amount: 250, offset: '0', partition: 1 },
+      { eventId: 'e1', accountId: 1001, amount: 100, offset: '1', partition: 0 },
+      { eventId: 'e3', accountId: 9999, amount: 5, offset: '1', partition: 1 },
+    ];
+    const payloads = events.map((e) => ({ event_id: e.eventId, type: credit.eventType, account_id: e.accountId, amount: e.amount }));
+    const batch: EventBatch = {
       consumer: 'histories',
-      topic: 'histories.events',
-      eventIds: ['e1', 'e2', 'e1', 'e3'],
-      accountIds: ['1001', '1002', '1001', '9999'],
-      amounts: ['100', '250', '100', '5'],
-      partitions: [0, 1, 0, 1],
-      offsets: ['0', '0', '1', '1'],
+      topics: ['histories.events'],
+      eventIds: events.map((e) => e.eventId),
+      eventTypes: events.map(() => credit.eventType),
+      topicIndex: events.map(() => 0),
+      partitions: events.map((e) => e.partition),
+      offsets: events.map((e) => e.offset),
+      data: payloads.map((p) => {
+        const validated = credit.validate(p);
+        if (!validated.ok) throw new Error(`recording batch event ${p.event_id} is invalid: ${validated.reason}`);
+        return validated.data;
+      }),
+      payloadHashes: payloads.map((p) => payloadHash(p)),
     };
     const singleId = uniqueName('histories-credit-one');
     await worker.runUntil(async () => {
-      const result = (await creditWorkflowRunner(client, taskQueue)(batchId, batch)) as CreditBatchResult;
-      say(`credit batch: ${JSON.stringify(result)}`);
+      const result = await applyWorkflowRunner(client, taskQueue)(batchId, batch);
+      say(`event batch: ${JSON.stringify(result)}`);
       await client.workflow.execute('applyCreditWorkflow', { taskQueue, workflowId: singleId, args: [{ consumer: 'histories', event: { eventId: 'e4', accountId: '1002', amount: '7' } }] });
     });
     return [

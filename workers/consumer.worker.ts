@@ -5,20 +5,37 @@ import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
-import { createBatchHandler, creditWorkflowRunner } from '../inbox/consume-batch';
-import { CreditCoalescer } from '../inbox/credit-coalescer';
+import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
+import { EventCoalescer } from '../inbox/event-coalescer';
+import { HandlerRegistry, type AnyEventHandler } from '../inbox/handler';
 import { createKafka } from '../kafka/client';
-import { ensureTopics } from '../kafka/topics';
+import { ensureTopics, topicsForEventTypes } from '../kafka/topics';
+import { exampleHandlers } from './example-handlers';
 import { startConsumerSamplers, withLagMetrics } from '../observability/consumer-samplers';
 import { startWorkerObservability } from '../observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
 // One consumer process: a member of the Kafka consumer group that turns batches into
-// applyCreditsWorkflow runs, and a Temporal worker that executes those workflows' activities.
-// Start more processes to consume more partitions in parallel (up to the partition count).
+// applyEventsWorkflow runs, and a Temporal worker that executes those workflows' activities
+// (the registered handlers, each wrapped in the inbox guard). Start more processes to consume
+// more partitions in parallel (up to the partition count).
 
-async function main(config: Config): Promise<void> {
+export interface ConsumerWorkerOptions {
+  /** One handler per event type (defineHandler); the consumer subscribes to their types' topics. */
+  handlers: readonly AnyEventHandler[];
+  /** Stops the worker like SIGTERM does (leave the group, drain, return). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs one consumer worker until it is stopped (SIGINT/SIGTERM or `signal`). The consumer's
+ * inbox identity is INBOX_CONSUMER and its Kafka group CONSUMER_GROUP; give each consumer of
+ * the same events its own pair (and its own CONSUMER_TASK_QUEUE when the handler sets differ).
+ */
+export async function runConsumerWorker(config: Config, options: ConsumerWorkerOptions): Promise<void> {
+  const handlers = new HandlerRegistry(options.handlers);
+  const topics = topicsForEventTypes(config.kafka, handlers.eventTypes());
   const logger = createLogger('consumer', config.logLevel);
   const taskQueue = config.consumer.taskQueue ?? TASK_QUEUES.consumer;
   const observability = await startWorkerObservability(config, 'consumer', logger);
@@ -31,8 +48,8 @@ async function main(config: Config): Promise<void> {
   const samplers = config.metrics.portBase !== undefined ? startConsumerSamplers(pool, config, logger) : undefined;
   const { worker, connection } = await createTemporalWorker(config, {
     taskQueue,
-    workflowsPath: require.resolve('../workflows/credit'),
-    activities: createInboxActivities({ pool, config }),
+    workflowsPath: require.resolve('../workflows/inbox'),
+    activities: createInboxActivities({ pool, handlers }),
     maxConcurrentActivityTaskExecutions: partitions + 4,
   });
   // Running before the consumer starts: eagerly started workflows land on this worker at once.
@@ -77,25 +94,25 @@ async function main(config: Config): Promise<void> {
     await consumer.connect();
     // A new group starts at the earliest offset: a replay of everything is safe (the inbox
     // drops repeats), skipping events is not.
-    await consumer.subscribe({ topic: config.kafka.topic, fromBeginning: true });
+    await consumer.subscribe({ topics, fromBeginning: true });
 
-    const coalescer = new CreditCoalescer(creditWorkflowRunner(client, taskQueue), {
+    const coalescer = new EventCoalescer(applyWorkflowRunner(client, taskQueue), {
       consumer: config.consumer.inboxName,
       group: config.kafka.consumerGroup,
-      topic: config.kafka.topic,
       maxEvents: config.consumer.batchSize,
       maxInFlight: config.consumer.maxInFlight,
-      onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch credited'),
+      onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch applied'),
     });
     const eachBatch = createBatchHandler(
       {
         pool,
         coalescer,
+        handlers,
+        unknownEventTypes: config.consumer.unknownEventTypes,
         deadLetter: producer ? { producer, topic: config.kafka.deadLetterTopic } : undefined,
         logger,
         inboxName: config.consumer.inboxName,
         batchSize: config.consumer.batchSize,
-        maxCreditAmount: config.consumer.maxCreditAmount,
       },
       (o) => logger.debug({ pid: process.pid, ...o }, 'chunk committed'),
     );
@@ -109,12 +126,18 @@ async function main(config: Config): Promise<void> {
       eachBatch: withLagMetrics(eachBatch),
     });
 
-    onShutdownSignal(() => {
+    const stop = () => {
       logger.info('stopping: leaving the consumer group, then draining the Temporal worker');
       // In this order: a batch still in flight needs the worker to finish its workflow.
       void consumer!.disconnect().finally(stopWorker);
-    });
-    logger.info({ pid: process.pid, topic: config.kafka.topic, group: config.kafka.consumerGroup, taskQueue }, 'consumer worker running');
+    };
+    if (options.signal) {
+      if (options.signal.aborted) stop();
+      else options.signal.addEventListener('abort', stop, { once: true });
+    } else {
+      onShutdownSignal(stop);
+    }
+    logger.info({ pid: process.pid, topics, eventTypes: handlers.eventTypes(), consumer: config.consumer.inboxName, group: config.kafka.consumerGroup, taskQueue }, 'consumer worker running');
     await running;
     if (consumerDead) throw new Error('the Kafka consumer stopped for good; exiting so the worker is restarted');
   } catch (err) {
@@ -131,4 +154,4 @@ async function main(config: Config): Promise<void> {
   }
 }
 
-if (require.main === module) runWorkerMain('consumer worker', main);
+if (require.main === module) runWorkerMain('consumer worker', (config) => runConsumerWorker(config, { handlers: exampleHandlers(config) }));

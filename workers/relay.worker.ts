@@ -6,7 +6,7 @@ import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
 import { createKafka } from '../kafka/client';
 import { createRelayProducer } from '../kafka/relay-producer';
-import { ensureTopics } from '../kafka/topics';
+import { ensureTopics, eventTopics } from '../kafka/topics';
 import { startRelaySamplers } from '../observability/relay-samplers';
 import { startWorkerObservability } from '../observability/worker-observability';
 import { startMemoryLog } from './memory-log';
@@ -29,7 +29,7 @@ export async function runRelayWorker(config: Config): Promise<void> {
   let connectionToClose: { close(): Promise<void> } | undefined;
   const samplers = config.metrics.portBase !== undefined ? startRelaySamplers(pool, config, logger) : undefined;
   try {
-    await ensureTopics(kafka, config, [config.kafka.topic]);
+    await ensureTopics(kafka, config, eventTopics(config.kafka));
     await producer.connect();
     const { worker, connection } = await createTemporalWorker(config, {
       taskQueue,

@@ -10,7 +10,7 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 // queue. The Schedule starts the runs; this process only executes them. One is enough (runs are
 // minutes apart and never overlap); a second one is a hot spare, not double deletion.
 
-async function main(config: Config) {
+export async function runRetentionWorker(config: Config): Promise<void> {
   const logger = createLogger('retention-worker', config.logLevel);
   const observability = await startWorkerObservability(config, 'retention', logger);
   // Two connections: one for the running batch, one for the catalog and probe queries beside it.
@@ -37,4 +37,4 @@ async function main(config: Config) {
   }
 }
 
-if (require.main === module) runWorkerMain('retention worker', main);
+if (require.main === module) runWorkerMain('retention worker', runRetentionWorker);

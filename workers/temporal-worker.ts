@@ -1,16 +1,19 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config/env';
-import { bundleInChildProcess } from './bundle-workflows';
+import fs from 'node:fs';
+import { bundleInChildProcess, prebuiltBundlePath } from './bundle-workflows';
 
 export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & { workflowsPath: string } & Omit<Partial<WorkerOptions>, 'workflowsPath' | 'workflowBundle'>;
 
 /**
  * Connects to the configured Temporal server and creates one worker; the caller runs and closes
- * it. Its workflow code is bundled in a child process, which keeps the worker's memory small.
+ * it. Its workflow code comes prebuilt with the installed package, or is bundled in a child
+ * process (from source), which keeps the worker's memory small either way.
  */
 export async function createTemporalWorker(config: Config, parts: WorkerParts): Promise<{ worker: Worker; connection: NativeConnection }> {
   const { workflowsPath, ...options } = parts;
-  const code = await bundleInChildProcess(config.local.cacheDir, workflowsPath);
+  const prebuilt = prebuiltBundlePath(workflowsPath);
+  const code = prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.local.cacheDir, workflowsPath);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   try {
     const worker = await Worker.create({ connection, namespace: config.temporal.namespace, workflowBundle: { code }, ...options });

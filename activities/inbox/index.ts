@@ -1,42 +1,47 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
-import type { Config } from '../../config/env';
-import { applyCredit, type ApplyCreditResult } from '../../inbox/apply-credit';
-import { applyCredits, type CreditBatch, type CreditBatchResult } from '../../inbox/apply-credits';
-import type { CreditEvent } from '../../inbox/validate-credit-event';
+import { applyCredit, type ApplyCreditResult, type CreditEvent } from '../../inbox/apply-credit';
+import { applyEvents, MissingHandlerError } from '../../inbox/apply-events';
+import type { HandlerRegistry } from '../../inbox/handler';
+import { INBOX_FAILURES, type EventBatch, type EventBatchResult } from '../../workflows/inbox-contract';
 import { recordHandlerCall } from '../../observability/consumer-metrics';
 
-export type { CreditBatch, CreditBatchResult, ApplyCreditResult, CreditEvent };
+export type { ApplyCreditResult, CreditEvent, EventBatch, EventBatchResult };
 
 export interface ApplyCreditInput {
   consumer: string;
   event: CreditEvent;
 }
 
-/** A batch whose columns disagree can never succeed: retrying it would only hide a bug. */
-export const INVALID_CREDIT_BATCH = 'InvalidCreditBatch';
-
 /**
- * The consumer's activities. Both are idempotent by construction: the inbox row and the credit
+ * The consumer's activities. Both are idempotent by construction: the inbox row and the effect
  * commit together, so Temporal may retry them (or a redelivered batch may re-run them) freely.
  */
-export function createInboxActivities({ pool }: { pool: Pool; config?: Config }) {
+export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers: HandlerRegistry }) {
   return {
-    async applyCredits(batch: CreditBatch): Promise<CreditBatchResult> {
+    async applyEvents(batch: EventBatch): Promise<EventBatchResult> {
       const n = batch.eventIds.length;
-      if (batch.accountIds.length !== n || batch.amounts.length !== n || batch.partitions.length !== n || batch.offsets.length !== n) {
+      const columns = [batch.eventTypes, batch.topicIndex, batch.partitions, batch.offsets, batch.data, batch.payloadHashes];
+      if (columns.some((c) => c.length !== n) || batch.topicIndex.some((t) => batch.topics[t] === undefined)) {
         throw ApplicationFailure.create({
-          type: INVALID_CREDIT_BATCH,
+          type: INBOX_FAILURES.invalidBatch,
           nonRetryable: true,
-          message: `credit batch columns differ in length (${n} ids, ${batch.accountIds.length} accounts, ${batch.amounts.length} amounts, ${batch.partitions.length} partitions, ${batch.offsets.length} offsets)`,
+          message: `event batch columns differ in length or point at no topic (${n} ids; ${columns.map((c) => c.length).join(', ')})`,
         });
       }
-      const started = performance.now();
-      const result = await applyCredits(pool, batch);
-      recordHandlerCall(batch.consumer, n, result, performance.now() - started);
-      return result;
+      try {
+        const started = performance.now();
+        const result = await applyEvents(pool, handlers, batch);
+        // Refused and conflicting events are parked by this call (a retry may count them again).
+        recordHandlerCall(batch.consumer, n, { applied: result.applied, duplicates: result.duplicates, newlyParked: result.rejected + result.conflicts }, performance.now() - started);
+        return result;
+      } catch (err) {
+        if (err instanceof MissingHandlerError) throw ApplicationFailure.create({ type: INBOX_FAILURES.noHandler, nonRetryable: true, message: err.message });
+        throw err;
+      }
     },
 
+    /** The seed's per-event credit, literally (insert first, a unique violation means duplicate). */
     async applyCredit(input: ApplyCreditInput): Promise<ApplyCreditResult> {
       return applyCredit(pool, input.consumer, input.event);
     },

@@ -1,14 +1,15 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { countShardBacklog } from '../../outbox/queries/count-pending';
-import { fetchPendingIds } from '../../outbox/queries/fetch-pending-ids';
 import { ensureLayout, readLayout } from '../../outbox/queries/relay-layout';
 import type { RelayActivityDeps } from './deps';
+import type { PendingScanBounds } from './pending-scan-bound';
+import { pollPendingIds } from './poll-pending-ids';
 import type { FetchPendingBatchInput, FetchPendingBatchOutput } from './types';
 
 // Bounded: the count is only for display, so a backlog of millions costs one capped scan.
 const BACKLOG_COUNT_CAP = 1_000_000;
 
-export function createFetchPendingBatch({ pool }: RelayActivityDeps) {
+export function createFetchPendingBatch({ pool }: RelayActivityDeps, bounds: PendingScanBounds) {
   return async function fetchPendingBatch(input: FetchPendingBatchInput): Promise<FetchPendingBatchOutput> {
     // Checked before every fetch: a relay started with another shard count would split the
     // keys differently and could publish one key from two shards at once, out of order.
@@ -21,10 +22,15 @@ export function createFetchPendingBatch({ pool }: RelayActivityDeps) {
         details: [{ expected: layout, actual: input.shardCount }],
       });
     }
-    const ids = await fetchPendingIds(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: input.limit, excludeIds: input.excludeIds });
+    // Reads from the shard's proven bound, not from the beginning of the pending index: while
+    // vacuum is held back the beginning is a long run of dead entries (pending-scan-bound.ts).
+    const bound = bounds.forShard(input.shardCount, input.shardIndex);
+    const ids = await pollPendingIds(pool, bound, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: input.limit, excludeIds: input.excludeIds });
     // A short batch means the shard is drained, the moment its (small) backlog is cheapest to count.
     if (!input.countBacklog && ids.length === input.limit) return { ids };
-    const backlog = await countShardBacklog(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, cap: BACKLOG_COUNT_CAP });
+    // Counted from the same bound, for the same reason (a display figure: rows made pending again
+    // below the bound are counted once the next full scan has lowered it).
+    const backlog = await countShardBacklog(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, cap: BACKLOG_COUNT_CAP, afterId: bound.snapshot.trusted });
     return { ids, backlog };
   };
 }

@@ -1,19 +1,25 @@
 import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
 import { createMarkPublished } from './mark-published';
+import { PendingScanBounds } from './pending-scan-bound';
 import { createPublishBatch } from './publish-batch';
 import { createWaitForPendingEvents } from './wait-for-pending-events';
 
 export type { RelayActivityDeps } from './deps';
 export { PendingListener } from './pending-listener';
+export { PendingScanBounds } from './pending-scan-bound';
 
 /** The relay's activities, bound to one worker's pool, producer and LISTEN connection. */
-export function createRelayActivities(deps: RelayActivityDeps) {
+export function createRelayActivities(deps: RelayActivityDeps, bounds = new PendingScanBounds(deps.config.relay.fullScanIntervalMs)) {
+  // Per process and per shard: a bound is only ever safe, so a shard that moves to another worker
+  // starts there from that worker's own (older, or no) bound. (A benchmark passes its own
+  // `bounds` to read them.)
+  deps.listener.onRescan(() => bounds.requestFullScan());
   return {
-    fetchPendingBatch: createFetchPendingBatch(deps),
+    fetchPendingBatch: createFetchPendingBatch(deps, bounds),
     publishBatch: createPublishBatch(deps),
     markPublished: createMarkPublished(deps),
-    waitForPendingEvents: createWaitForPendingEvents(deps),
+    waitForPendingEvents: createWaitForPendingEvents(deps, bounds),
   };
 }
 

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { OUTBOX_NOTIFY_CHANNEL } from '../../outbox/notify-channel';
+import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../../outbox/notify-channel';
 
 /**
  * One LISTEN connection per worker process, shared by every shard's idle wait: N idle shards
@@ -10,6 +10,7 @@ export class PendingListener {
   private client?: Client;
   private connecting?: Promise<Client>;
   private readonly waiters = new Set<() => void>();
+  private readonly rescanHandlers: (() => void)[] = [];
 
   constructor(private readonly databaseUrl: string) {}
 
@@ -38,6 +39,11 @@ export class PendingListener {
     });
   }
 
+  /** Called on a notification asking relays to read from the beginning (RESCAN_NOTIFY_PAYLOAD). */
+  onRescan(handler: () => void): void {
+    this.rescanHandlers.push(handler);
+  }
+
   async close(): Promise<void> {
     const client = this.client;
     this.client = undefined;
@@ -52,7 +58,8 @@ export class PendingListener {
     };
     client.on('error', drop);
     client.on('end', drop);
-    client.on('notification', () => {
+    client.on('notification', (msg) => {
+      if (msg.payload === RESCAN_NOTIFY_PAYLOAD) for (const rescan of this.rescanHandlers) rescan();
       for (const wake of [...this.waiters]) wake();
     });
     await client.connect();

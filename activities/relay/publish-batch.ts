@@ -1,5 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { Message } from 'kafkajs';
+import { topicForEventType } from '../../kafka/topics';
 import { outboxParkedTotal, recordPublished } from '../../observability/relay-metrics';
 import { toKafkaMessage, type OutboxKafkaMessage } from '../../outbox/kafka-message';
 import { parkRows } from '../../outbox/queries/park-rows';
@@ -23,10 +24,19 @@ interface Sendable {
 }
 
 export function createPublishBatch({ pool, producer, config }: RelayActivityDeps) {
-  const topic = config.kafka.topic;
+  // Each row goes to the topic its event type is routed to (KAFKA_TOPIC_ROUTES, else KAFKA_TOPIC).
+  const topicOf = (item: Sendable) => topicForEventType(config.kafka, item.row.eventType);
 
-  async function send(messages: Message[]) {
-    await producer.send({ topic, acks: -1, messages });
+  /** One request for the lot, grouped by topic; id order is kept within each topic. */
+  async function send(items: Sendable[]) {
+    const byTopic = new Map<string, Message[]>();
+    for (const item of items) {
+      const topic = topicOf(item);
+      const list = byTopic.get(topic) ?? [];
+      list.push(item.message);
+      byTopic.set(topic, list);
+    }
+    await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
   }
 
   /**
@@ -34,7 +44,7 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
    * broker's size limit (a Kafka record batch larger than max.message.bytes is refused whole).
    */
   async function sendAll(items: Sendable[]) {
-    let chunk: Message[] = [];
+    let chunk: Sendable[] = [];
     let chunkBytes = 0;
     for (const item of items) {
       if (chunk.length > 0 && chunkBytes + item.bytes > config.kafka.maxMessageBytes) {
@@ -42,7 +52,7 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
         chunk = [];
         chunkBytes = 0;
       }
-      chunk.push(item.message);
+      chunk.push(item);
       chunkBytes += item.bytes;
     }
     if (chunk.length > 0) await send(chunk);
@@ -59,7 +69,7 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
     for (const item of items) {
       if (heldKeys.has(item.message.key)) continue;
       try {
-        await send([item.message]);
+        await send([item]);
         recordPublished([item.row]);
         out.sentIds.push(item.row.id);
       } catch (err) {

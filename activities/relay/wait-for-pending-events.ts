@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
-import { fetchPendingIds } from '../../outbox/queries/fetch-pending-ids';
 import type { RelayActivityDeps } from './deps';
+import type { PendingScanBounds } from './pending-scan-bound';
+import { pollPendingIds } from './poll-pending-ids';
 import type { WaitForPendingEventsInput, WaitForPendingEventsOutput } from './types';
 
 /**
@@ -9,13 +10,16 @@ import type { WaitForPendingEventsInput, WaitForPendingEventsOutput } from './ty
  * fetch and this wait is seen either by the check or by the notification, never by neither.
  * A notification for another shard's rows costs one indexed probe, not a workflow round trip.
  */
-export function createWaitForPendingEvents({ pool, config, listener }: RelayActivityDeps) {
+export function createWaitForPendingEvents({ pool, config, listener }: RelayActivityDeps, bounds: PendingScanBounds) {
   return async function waitForPendingEvents(input: WaitForPendingEventsInput): Promise<WaitForPendingEventsOutput> {
     const ctx = Context.current();
     const started = Date.now();
     const deadline = started + input.timeoutMs;
+    // The same bounded poll as the fetch, sharing its bound: a probe that read from the beginning
+    // would pay for every dead entry, and one that saw rows the fetch cannot would spin the loop.
+    const bound = bounds.forShard(input.shardCount, input.shardIndex);
     const shardHasWork = async () =>
-      (await fetchPendingIds(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: 1 })).length > 0;
+      (await pollPendingIds(pool, bound, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: 1 })).length > 0;
 
     await listener.ensureListening();
     while (!ctx.cancellationSignal.aborted) {

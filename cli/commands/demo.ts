@@ -4,23 +4,29 @@ import type { Command } from 'commander';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../../app/child-processes';
 import { confirmOneDemoPayment, ensureDemoAccounts, runAtRate } from '../../app/demo-traffic';
 import { readPipelineStats, type PipelineStats } from '../../app/pipeline-stats';
-import { setUp } from '../../app/setup';
 import { waitForPollers } from '../../app/wait-for-workers';
-import { TASK_QUEUES } from '../../config/constants';
-import { loadConfig } from '../../config/env';
-import { createPool } from '../../db/pool';
-import { cachePaths } from '../../infra/paths';
-import { workerTargets } from '../../infra/prometheus';
-import { stackDown, stackUp, type ServiceName } from '../../infra/stack';
-import { WORKER_NODE_ARGS } from '../../workers/node-args';
-import { restartShards, startRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
-import { ensureRetentionSchedule } from '../../retention/schedule';
+// The demo is a user of the package: it imports its public API only (what `temporal-outbox`
+// and `temporal-outbox/local-stack` export), never the modules behind it.
+import {
+  createPool,
+  ensureRetentionSchedule,
+  loadConfig,
+  restartShards,
+  setUp,
+  startRelays,
+  stuckShards,
+  TASK_QUEUES,
+  workerEntry,
+  type RelayControlOptions,
+  type WorkerName,
+} from '../../api';
+import { cachePaths, stackDown, stackUp, workerTargets, type ServiceName } from '../../api/local-stack';
 
 // The same processes and flags as the npm scripts `worker:relay`, `worker:consumer`, `worker:retention`.
-const WORKERS = [
-  { name: 'relay-worker', entry: 'workers/relay.worker.ts', nodeArgs: [...WORKER_NODE_ARGS.relay] },
-  { name: 'consumer-worker', entry: 'workers/consumer.worker.ts', nodeArgs: [...WORKER_NODE_ARGS.consumer] },
-  { name: 'retention-worker', entry: 'workers/retention.worker.ts', nodeArgs: [...WORKER_NODE_ARGS.retention] },
+const WORKERS: { name: string; worker: WorkerName }[] = [
+  { name: 'relay-worker', worker: 'relay' },
+  { name: 'consumer-worker', worker: 'consumer' },
+  { name: 'retention-worker', worker: 'retention' },
 ];
 
 export function registerDemoCommand(program: Command) {
@@ -50,7 +56,10 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     say(`schema, topics and search attributes ready (${setup.migrations.length} migrations applied now)`);
 
     const logDir = path.join(cachePaths(config.local.cacheDir).logs, 'workers');
-    workers = WORKERS.map((w) => startChildWorker(w.name, w.entry, logDir, process.env, w.nodeArgs));
+    workers = WORKERS.map((w) => {
+      const entry = workerEntry(w.worker);
+      return startChildWorker(w.name, entry.file, logDir, process.env, entry.nodeArgs);
+    });
     for (const w of workers) say(`${w.name} started (pid ${w.process.pid}, log ${w.logFile})`);
 
     const connection = await Connection.connect({ address: config.temporal.address });

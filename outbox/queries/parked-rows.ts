@@ -1,5 +1,5 @@
 import type { SqlExecutor } from '../../db/executor';
-import { OUTBOX_NOTIFY_CHANNEL } from '../notify-channel';
+import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../notify-channel';
 
 export const LIST_PARKED_SQL = `
   SELECT id, event_type, coalesce(event_key, payload ->> 'account_id', payload ->> 'event_id') AS message_key,
@@ -46,6 +46,6 @@ export const REDRIVE_SQL = `
 export async function redriveParked(db: SqlExecutor, ids: number[] | null): Promise<number[]> {
   const { rows } = await db.query<{ id: string }>(REDRIVE_SQL, [ids]);
   // The insert trigger does not fire for an UPDATE: wake idle relays ourselves.
-  if (rows.length > 0) await db.query(`SELECT pg_notify($1, '')`, [OUTBOX_NOTIFY_CHANNEL]);
+  if (rows.length > 0) await db.query(`SELECT pg_notify($1, $2)`, [OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD]);
   return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }

@@ -12,7 +12,8 @@ import { eventually } from '../support/wait';
 const run = promisify(execFile);
 
 // Every kind of bad input is parked with its own reason, and the good events around it are
-// still credited: one poison message never stalls a partition.
+// still credited: one poison message never stalls a partition. (An event of a type no handler
+// knows is not bad input: test/integration/consumer-handlers covers it.)
 describe('consumer: bad input is parked with its reason and consumption continues', () => {
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
@@ -38,7 +39,6 @@ describe('consumer: bad input is parked with its reason and consumption continue
     { message: raw('{"event_id":"evt_huge","type":"payment_confirmed","account_id":1,"amount":123456789012345678901234}'), reason: /^amount must be a positive safe integer/ },
     { message: raw(JSON.stringify({ event_id: 'evt_absurd', type: 'payment_confirmed', account_id: 1, amount: 5_000_000_000_000 })), reason: /^amount 5000000000000 exceeds the maximum credit of 100000000000$/ },
     { message: raw(JSON.stringify({ event_id: 'evt_no_amount', type: 'payment_confirmed', account_id: 1 })), reason: /^missing amount$/ },
-    { message: raw(JSON.stringify({ event_id: 'evt_refund', type: 'payment_refunded', account_id: 1, amount: 5 })), reason: /^unknown event type "payment_refunded"$/ },
     { message: raw(JSON.stringify({ event_id: 'evt_no_type', account_id: 1, amount: 5 })), reason: /^missing event type$/ },
     { message: raw(JSON.stringify({ event_id: 'evt_nul\u0000', type: 'payment_confirmed', account_id: 1, amount: 5 })), reason: /^event id contains control characters$/ },
     { message: raw(JSON.stringify({ event_id: 'x'.repeat(300), type: 'payment_confirmed', account_id: 1, amount: 5 })), reason: /^event id longer than 200 characters$/ },
@@ -46,7 +46,6 @@ describe('consumer: bad input is parked with its reason and consumption continue
       message: raw(JSON.stringify({ event_id: 'evt_header', type: 'payment_confirmed', account_id: 1, amount: 5 }), { [HEADERS.eventId]: 'evt_other' }),
       reason: /^event id header does not match the payload event id$/,
     },
-    { message: raw(JSON.stringify({ event_id: 'evt_hostile_type', type: "payment_confirmed'; DELETE FROM accounts; --", account_id: 1, amount: 5 })), reason: /^unknown event type / },
   ];
 
   before(async () => {
@@ -110,7 +109,6 @@ describe('consumer: bad input is parked with its reason and consumption continue
     });
     assert.match(stdout, /reason: malformed JSON/);
     assert.match(stdout, /reason: unknown account/);
-    assert.match(stdout, /reason: unknown event type "payment_refunded"/);
     assert.match(stdout, new RegExp(`${cases.length} parked event\\(s\\) shown`));
   });
 

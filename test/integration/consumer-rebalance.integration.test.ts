@@ -43,7 +43,7 @@ describe('consumer: workers share partitions; adding a third rebalances with no 
     const last = joins[joins.length - 1]?.assignment as Record<string, number[]> | undefined;
     return last?.[topic.topic] ?? [];
   };
-  const creditedAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'batch credited' && (l.time as number) >= since && (l.applied as number) > 0);
+  const creditedAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'batch applied' && (l.time as number) >= since && (l.applied as number) > 0);
 
   /** A steady stream with 10% redeliveries, until told to stop. */
   async function produceStream() {

@@ -31,7 +31,7 @@ describe('consumer: 10,000 events with 20% duplicates, then a full replay by a n
   }
 
   function totals(c: ConsumerProcess) {
-    const chunks = c.logs.filter((l) => l.msg === 'batch credited');
+    const chunks = c.logs.filter((l) => l.msg === 'batch applied');
     return { applied: chunks.reduce((n, l) => n + (l.applied as number), 0), duplicates: chunks.reduce((n, l) => n + (l.duplicates as number), 0) };
   }
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { applyCredits } from '../../inbox/apply-credits';
+import { applyEvents } from '../../inbox/apply-events';
+import { HandlerRegistry } from '../../inbox/handler';
+import { paymentConfirmedHandler } from '../../payments/credit-handler';
 import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
 import { spawnConsumer } from '../support/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
@@ -40,10 +42,13 @@ describe('inbox retention horizon', () => {
       assert.deepEqual(rows[0], { n: 500, only_new: true });
 
       await db.pool.query('INSERT INTO accounts (account_id) VALUES (1)');
-      const redelivered = await applyCredits(db.pool, {
-        consumer: 'payments-credit', topic: 't', eventIds: ['new-1', 'old-1'], accountIds: ['1', '1'], amounts: ['10', '20'], partitions: [0, 0], offsets: ['0', '1'],
+      const handlers = new HandlerRegistry([paymentConfirmedHandler({ maxCreditAmount: 1_000_000 })]);
+      const redelivered = await applyEvents(db.pool, handlers, {
+        consumer: 'payments-credit', topics: ['t'], eventIds: ['new-1', 'old-1'], eventTypes: ['payment_confirmed', 'payment_confirmed'], topicIndex: [0, 0],
+        partitions: [0, 0], offsets: ['0', '1'], data: [{ accountId: '1', amount: '10' }, { accountId: '1', amount: '20' }], payloadHashes: ['h-new-1', 'h-old-1'],
       });
-      assert.deepEqual(redelivered, { applied: 1, duplicates: 1, unknownAccounts: 0, accountsCredited: 1, newlyParked: 0 }, 'a kept id still dedupes; a pruned one is new again (why the horizon must outlive redelivery)');
+      // The kept row has no payload hash (written before hashes existed): a plain duplicate.
+      assert.deepEqual(redelivered, { applied: 1, duplicates: 1, rejected: 0, conflicts: 0 }, 'a kept id still dedupes; a pruned one is new again (why the horizon must outlive redelivery)');
 
       const again = await pruneProcessedEvents(db.pool, { horizonMs: 14 * 24 * 3600_000, batchSize: 1000, timeBudgetMs: 60_000 });
       assert.equal(again.deleted, 0);

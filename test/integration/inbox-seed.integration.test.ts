@@ -43,7 +43,7 @@ describe('inbox: the seed example (evt_9f2 delivered twice)', () => {
     assert.equal(rows[0].balance, 500);
     const inbox = await db.pool.query(`SELECT consumer, event_id FROM inbox_processed_events`);
     assert.deepEqual(inbox.rows, [{ consumer: 'payments-credit', event_id: 'evt_9f2' }]);
-    const chunks = consumer.logs.filter((l) => l.msg === 'batch credited');
+    const chunks = consumer.logs.filter((l) => l.msg === 'batch applied');
     const applied = chunks.reduce((n, l) => n + (l.applied as number), 0);
     const duplicates = chunks.reduce((n, l) => n + (l.duplicates as number), 0);
     assert.equal(applied, 1);

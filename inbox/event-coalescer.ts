@@ -1,7 +1,7 @@
-import type { CreditBatch, CreditBatchResult } from './apply-credits';
-import { creditWorkflowId, type ChunkSpan } from './credit-workflow-id';
+import type { EventBatch, EventBatchResult } from '../workflows/inbox-contract';
+import { applyWorkflowId, type ChunkSpan } from './apply-workflow-id';
 
-// Group commit for credits. kafkajs hands us one batch per partition, concurrently; one
+// Group commit for events. kafkajs hands us one batch per partition, concurrently; one
 // workflow per partition batch means six partitions = six workflows in flight, and the Temporal
 // dev server (one shard, one SQLite connection) then spends its time queueing them: measured,
 // six concurrent single-event workflows took ~260 ms each against ~50 ms for one alone. So the
@@ -9,41 +9,43 @@ import { creditWorkflowId, type ChunkSpan } from './credit-workflow-id';
 // nothing is in flight (low latency at low load), and while one is in flight the next one
 // gathers everything that arrives (large batches, few workflows at high load).
 
-export interface ChunkCredits extends ChunkSpan {
+/** The valid events of one chunk (one topic partition), index-aligned. */
+export interface ChunkEvents extends ChunkSpan {
   eventIds: string[];
-  accountIds: string[];
-  amounts: string[];
+  eventTypes: string[];
   offsets: string[];
+  data: unknown[];
+  payloadHashes: string[];
 }
 
-export interface FlightReport extends CreditBatchResult {
+export interface FlightReport extends EventBatchResult {
   workflowId: string;
   events: number;
   chunks: number;
-  partitions: number[];
+  partitions: string[];
   workflowMs: number;
 }
 
-/** Runs one applyCreditsWorkflow and returns its result (the effect is durable when it returns). */
-export type RunCreditWorkflow = (workflowId: string, batch: CreditBatch) => Promise<CreditBatchResult>;
+/** Runs one applyEventsWorkflow and returns its result (the effect is durable when it returns). */
+export type RunApplyWorkflow = (workflowId: string, batch: EventBatch) => Promise<EventBatchResult>;
 
 interface Waiting {
-  chunk: ChunkCredits;
+  chunk: ChunkEvents;
   resolve: (report: FlightReport) => void;
   reject: (err: unknown) => void;
 }
 
-export class CreditCoalescer {
+export class EventCoalescer {
   private waiting: Waiting[] = [];
   private inFlight = 0;
 
   constructor(
-    private readonly run: RunCreditWorkflow,
-    private readonly opts: { consumer: string; group: string; topic: string; maxEvents: number; maxInFlight: number; onFlight?: (r: FlightReport) => void },
+    private readonly run: RunApplyWorkflow,
+    private readonly opts: { consumer: string; group: string; maxEvents: number; maxInFlight: number; onFlight?: (r: FlightReport) => void },
   ) {}
 
-  /** Resolves once this chunk's credits are committed in PostgreSQL (with whatever flew with it). */
-  submit(chunk: ChunkCredits): Promise<FlightReport> {
+  /** Resolves once this chunk's events are committed in PostgreSQL (with whatever flew with it). */
+  submit(chunk: ChunkEvents): Promise<FlightReport> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ chunk, resolve, reject });
       this.launch();
@@ -73,15 +75,21 @@ export class CreditCoalescer {
   }
 
   private async fly(flight: Waiting[]): Promise<void> {
-    const batch: CreditBatch = { consumer: this.opts.consumer, topic: this.opts.topic, eventIds: [], accountIds: [], amounts: [], partitions: [], offsets: [] };
+    const batch: EventBatch = { consumer: this.opts.consumer, topics: [], eventIds: [], eventTypes: [], topicIndex: [], partitions: [], offsets: [], data: [], payloadHashes: [] };
     for (const { chunk } of flight) {
+      let t = batch.topics.indexOf(chunk.topic);
+      if (t < 0) t = batch.topics.push(chunk.topic) - 1;
       batch.eventIds.push(...chunk.eventIds);
-      batch.accountIds.push(...chunk.accountIds);
-      batch.amounts.push(...chunk.amounts);
+      batch.eventTypes.push(...chunk.eventTypes);
       batch.offsets.push(...chunk.offsets);
-      for (let i = 0; i < chunk.eventIds.length; i++) batch.partitions.push(chunk.partition);
+      batch.data.push(...chunk.data);
+      batch.payloadHashes.push(...chunk.payloadHashes);
+      for (let i = 0; i < chunk.eventIds.length; i++) {
+        batch.partitions.push(chunk.partition);
+        batch.topicIndex.push(t);
+      }
     }
-    const workflowId = creditWorkflowId({ group: this.opts.group, topic: this.opts.topic, spans: flight.map((w) => w.chunk) });
+    const workflowId = applyWorkflowId({ group: this.opts.group, spans: flight.map((w) => w.chunk) });
     const started = performance.now();
     try {
       const result = await this.run(workflowId, batch);
@@ -90,7 +98,7 @@ export class CreditCoalescer {
         workflowId,
         events: batch.eventIds.length,
         chunks: flight.length,
-        partitions: [...new Set(batch.partitions)].sort((a, b) => a - b),
+        partitions: [...new Set(flight.map((w) => `${w.chunk.topic}/${w.chunk.partition}`))].sort(),
         workflowMs: Math.round(performance.now() - started),
       };
       this.opts.onFlight?.(report);

@@ -1,0 +1,39 @@
+// Public API: the relay. Run the worker (any number of processes), then start the shard
+// workflows once; the Temporal CLI commands in docs/relay.md do the same by hand.
+import { Client, Connection } from '@temporalio/client';
+import { TASK_QUEUES } from '../config/constants';
+import type { Config } from '../config/env';
+import { createPool } from '../db/pool';
+import { startRelays } from '../outbox/relay-control';
+
+export { runRelayWorker } from '../workers/relay.worker';
+export {
+  startRelays,
+  stopRelays,
+  reshardRelays,
+  relayStatuses,
+  stuckShards,
+  restartShards,
+  RelayControlError,
+  type RelayControlOptions,
+} from '../outbox/relay-control';
+
+/**
+ * Starts the configured relay shards (RELAY_SHARDS) that are not running yet, on the relay task
+ * queue; safe to call on every deploy. `workflowId` names shard i (default outbox-relay-shard-i):
+ * give each outbox (database) its own names when several share one Temporal namespace.
+ */
+export async function startRelayShards(config: Config, opts: { workflowId?: (shardIndex: number) => string } = {}) {
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const pool = createPool(config.database.url, { max: 1 });
+  try {
+    const client = new Client({ connection, namespace: config.temporal.namespace });
+    return await startRelays(
+      { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: opts.workflowId },
+      config.relay.shards,
+    );
+  } finally {
+    await pool.end();
+    await connection.close();
+  }
+}

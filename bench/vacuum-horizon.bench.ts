@@ -1,0 +1,308 @@
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client as TemporalClient, Connection } from '@temporalio/client';
+import type { Kafka } from 'kafkajs';
+import { Client } from 'pg';
+import { startChildWorker, stopChildWorkers } from '../app/child-processes';
+import { waitForPollers } from '../app/wait-for-workers';
+import { loadConfig, type Config } from '../config/env';
+import { HEADERS } from '../kafka/message-format';
+import { createKafka } from '../kafka/client';
+import { ensureTopics } from '../kafka/topics';
+import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../outbox/queries/fetch-pending-ids';
+import { startRelays } from '../outbox/relay-control';
+import { WORKER_NODE_ARGS } from '../workers/node-args';
+import { createBenchTopic, deleteBenchTopics } from './support/bench-topic';
+import { startInProcessRelayWorker, type InProcessRelayWorker } from './support/in-process-relay-worker';
+import { median, percentile, saveBenchmark } from './support/report';
+import { runBenchmark } from './support/run-benchmark';
+import { runId } from './support/run-id';
+import { vacuumHorizonChart } from './support/vacuum-horizon-chart';
+import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database';
+
+// The relay and the consumer while vacuum is held back (issue 12): the same flow of events twice,
+// once with nothing else running and once with one REPEATABLE READ transaction held open in the
+// outbox's database the whole time, so no row version that dies during the run can be removed.
+// Reported side by side: relay and consumer throughput per step, the relay's own poll on a
+// drained shard at every step (and, for comparison, the poll from the beginning that the relay
+// used to run on every call and now runs only as its periodic full scan), and latency at 1,000
+// events/s at the end (commit → on Kafka, commit → credited).
+//   npm run bench:vacuum-horizon                       (1,000,000 events, steps of 100,000)
+//   npm run bench:vacuum-horizon -- --events 200000    (quick)
+
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '1000000' },
+    step: { type: 'string', default: '100000' },
+    'latency-seconds': { type: 'string', default: '20' },
+  },
+});
+const EVENTS = Number(args.events);
+const STEP = Number(args.step);
+const LATENCY_SECONDS = Number(args['latency-seconds']);
+const SHARDS = 2;
+const BATCH = 2000;
+const ACCOUNTS = 1000;
+const INSERT_CHUNK = 10_000;
+const POLL_SAMPLES = 5;
+
+type Mode = 'no-hold' | 'hold';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface StepResult {
+  events: number;
+  size: number;
+  relayEventsPerSecond: number;
+  consumerEventsPerSecond: number;
+  /** The relay's poll statement from its own bound (server execution time), worst shard, median of POLL_SAMPLES. */
+  relayPollMs: number;
+  /** The same statement from the beginning (the relay before issue 12; now its periodic full scan). */
+  fromBeginningPollMs: number;
+  /** The whole fetch activity as the relay calls it (layout check, poll, lock read if any), client-side, worst shard. */
+  fetchActivityMs: number;
+  /** How far past the start each shard's bound is (ids). */
+  bounds: number[];
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** Server-side execution time of the relay's poll statement (EXPLAIN ANALYZE, TIMING OFF). */
+async function executionMs(db: ScratchDatabase, params: number[]): Promise<number> {
+  const { rows } = await db.pool.query(`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${FETCH_PENDING_IDS_SQL}`, params);
+  return rows[0]['QUERY PLAN'][0]['Execution Time'] as number;
+}
+
+async function timeMs(work: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await work();
+  return performance.now() - start;
+}
+
+async function runMode(mode: Mode, base: Config, kafka: Kafka, temporal: TemporalClient) {
+  const db = await createScratchDatabase(base.database.url, `bench_vacuum_${mode.replace('-', '_')}`);
+  const topic = await createBenchTopic(kafka, `bench-vacuum-${mode}`);
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    KAFKA_TOPIC: topic,
+    KAFKA_DEAD_LETTER_TOPIC: `${topic}.dlq`,
+    CONSUMER_GROUP: runId('bench-vacuum'),
+    RELAY_TASK_QUEUE: runId('bench-vacuum-relay'),
+    CONSUMER_TASK_QUEUE: runId('bench-vacuum-credit'),
+    LOG_LEVEL: 'warn',
+  };
+  const config = loadConfig(env);
+  await ensureTopics(kafka, config, [config.kafka.deadLetterTopic]);
+  await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
+  const consumer = startChildWorker('consumer-worker', 'workers/consumer.worker.ts', path.join(config.local.cacheDir, 'logs', 'bench-vacuum-horizon'), env, [...WORKER_NODE_ARGS.consumer]);
+  let relay: InProcessRelayWorker | undefined;
+  let holder: Client | undefined;
+  const relayIds = Array.from({ length: SHARDS }, (_, i) => runId(`bench-vacuum-${mode}-shard-${i}`));
+  try {
+    relay = await startInProcessRelayWorker(config);
+    await waitForPollers(temporal, [config.relay.taskQueue!, config.consumer.taskQueue!], 180_000);
+    await startRelays({ client: temporal, db: db.pool, taskQueue: config.relay.taskQueue!, batchSize: BATCH, workflowId: (i) => relayIds[i]! }, SHARDS);
+
+    if (mode === 'hold') {
+      holder = new Client({ connectionString: db.url, application_name: 'bench-held-snapshot' });
+      await holder.connect();
+      await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await holder.query('SELECT count(*) FROM outbox_events');
+    }
+
+    const steps: StepResult[] = [];
+    let inserted = 0;
+    while (inserted < EVENTS) {
+      const size = Math.min(STEP, EVENTS - inserted);
+      const stepStart = performance.now();
+      for (let from = inserted + 1; from <= inserted + size; from += INSERT_CHUNK) {
+        const to = Math.min(from + INSERT_CHUNK - 1, inserted + size);
+        await db.pool.query(
+          `INSERT INTO outbox_events (event_type, payload)
+           SELECT 'payment_confirmed', jsonb_build_object('event_id', 'flow-' || g, 'type', 'payment_confirmed', 'account_id', 1 + g % $3::int, 'amount', 1)
+             FROM generate_series($1::int, $2::int) g`,
+          [from, to, ACCOUNTS],
+        );
+      }
+      inserted += size;
+      // Each shard publishes in id order: its last row published means the shard is drained.
+      const { rows: lastIds } = await db.pool.query<{ id: string }>(
+        `SELECT max(id) AS id FROM outbox_events GROUP BY (shard_hash & 2147483647) % $1::int`,
+        [SHARDS],
+      );
+      await waitFor('relay drained', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE id = ANY($1::bigint[]) AND published_at IS NULL`, [lastIds.map((r) => r.id)])).rowCount === 0, 600_000, 100);
+      const relaySeconds = (performance.now() - stepStart) / 1000;
+      await waitFor('credits applied', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM inbox_processed_events`)).rows[0].n) >= inserted, 900_000, 250);
+      const consumerSeconds = (performance.now() - stepStart) / 1000;
+
+      // The relay's own poll on its drained shards: the statement from the relay worker's bound
+      // (server-side execution time: the machine is shared, client-side timing is mostly queueing
+      // for a CPU), and the whole fetch activity as the relay calls it.
+      const relayPoll: number[] = [];
+      const fromBeginning: number[] = [];
+      const fetchActivity: number[] = [];
+      const bounds: number[] = [];
+      for (let shardIndex = 0; shardIndex < SHARDS; shardIndex++) {
+        const fetch = () => relay!.activities.fetchPendingBatch({ shardIndex, shardCount: SHARDS, limit: BATCH, countBacklog: false });
+        await fetch();
+        const bound = relay!.bounds.forShard(SHARDS, shardIndex).snapshot.trusted;
+        bounds.push(bound);
+        const samples = { relay: [] as number[], full: [] as number[], fetch: [] as number[] };
+        for (let i = 0; i < POLL_SAMPLES; i++) {
+          samples.relay.push(await executionMs(db, [SHARDS, shardIndex, BATCH, bound]));
+          samples.full.push(await executionMs(db, [SHARDS, shardIndex, BATCH, FROM_THE_BEGINNING]));
+          samples.fetch.push(await timeMs(fetch));
+        }
+        relayPoll.push(median(samples.relay));
+        fromBeginning.push(median(samples.full));
+        fetchActivity.push(median(samples.fetch));
+      }
+      const step: StepResult = {
+        events: inserted,
+        size,
+        relayEventsPerSecond: Math.round(size / relaySeconds),
+        consumerEventsPerSecond: Math.round(size / consumerSeconds),
+        relayPollMs: +Math.max(...relayPoll).toFixed(3),
+        fromBeginningPollMs: +Math.max(...fromBeginning).toFixed(3),
+        fetchActivityMs: +Math.max(...fetchActivity).toFixed(3),
+        bounds,
+      };
+      steps.push(step);
+      console.log(
+        `[${mode}] ${step.events.toLocaleString('en-US')} events: relay ${step.relayEventsPerSecond}/s, credits ${step.consumerEventsPerSecond}/s; ` +
+          `relay poll ${step.relayPollMs} ms (fetch activity ${step.fetchActivityMs} ms), poll from the beginning ${step.fromBeginningPollMs} ms (load ${os.loadavg()[0]!.toFixed(2)})`,
+      );
+    }
+
+    const latency = await latencyRun(db, kafka, topic);
+    console.log(`[${mode}] at 1,000/s: commit → on Kafka p50 ${latency.kafka.p50Ms} / p99 ${latency.kafka.p99Ms} ms; commit → credited p50 ${latency.credited.p50Ms} / p99 ${latency.credited.p99Ms} ms`);
+    const relaySecondsTotal = steps.reduce((s, x) => s + x.size / x.relayEventsPerSecond, 0);
+    const consumerSecondsTotal = steps.reduce((s, x) => s + x.size / x.consumerEventsPerSecond, 0);
+    return {
+      mode,
+      steps,
+      relayEventsPerSecond: Math.round(EVENTS / relaySecondsTotal),
+      consumerEventsPerSecond: Math.round(EVENTS / consumerSecondsTotal),
+      maxRelayPollMs: Math.max(...steps.map((s) => s.relayPollMs)),
+      maxFromBeginningPollMs: Math.max(...steps.map((s) => s.fromBeginningPollMs)),
+      latency,
+    };
+  } finally {
+    await holder?.query('ROLLBACK').catch(() => undefined);
+    await holder?.end().catch(() => undefined);
+    for (const id of relayIds) await temporal.workflow.getHandle(id).terminate('benchmark over').catch(() => undefined);
+    await relay?.close();
+    await stopChildWorkers([consumer], 5000);
+    await db.drop();
+    await deleteBenchTopics(kafka, [topic, `${topic}.dlq`]);
+  }
+}
+
+/** 10 events per transaction every 10 ms; commit time taken by the client after COMMIT returns. */
+async function latencyRun(db: ScratchDatabase, kafka: Kafka, topic: string) {
+  const appendedAt = new Map<string, number>();
+  const committedAt = new Map<string, number>();
+  const listener = kafka.consumer({ groupId: runId('bench-vacuum-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
+  await listener.connect();
+  try {
+    await listener.subscribe({ topic, fromBeginning: false });
+    await listener.run({
+      eachMessage: async ({ message }) => {
+        const id = message.headers?.[HEADERS.eventId]?.toString();
+        if (id?.startsWith('lat-') && !appendedAt.has(id)) appendedAt.set(id, Number(message.timestamp));
+      },
+    });
+    await sleep(5000); // joined and assigned before the measured events are written
+    const perTx = 10;
+    const total = 1000 * LATENCY_SECONDS;
+    const start = Date.now();
+    const inflight: Promise<void>[] = [];
+    for (let sent = 0, tick = 0; sent < total; sent += perTx, tick++) {
+      const due = start + tick * 10;
+      if (due > Date.now()) await sleep(due - Date.now());
+      const ids = Array.from({ length: perTx }, (_, k) => `lat-${tick}-${k}`);
+      inflight.push(
+        db.pool
+          .query(
+            `INSERT INTO outbox_events (event_type, payload)
+             SELECT 'payment_confirmed', jsonb_build_object('event_id', e, 'type', 'payment_confirmed', 'account_id', 1 + (random() * ($2::int - 1))::int, 'amount', 1) FROM unnest($1::text[]) e`,
+            [ids, ACCOUNTS],
+          )
+          .then(() => {
+            const now = Date.now();
+            for (const id of ids) committedAt.set(id, now);
+          }),
+      );
+    }
+    await Promise.all(inflight);
+    await waitFor('latency events on Kafka', async () => appendedAt.size >= total, 120_000, 200);
+    await waitFor('latency events credited', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM inbox_processed_events WHERE event_id LIKE 'lat-%'`)).rows[0].n) >= total, 120_000, 250);
+    const toKafka = [...committedAt].map(([id, c]) => appendedAt.get(id)! - c).sort((a, b) => a - b);
+    const { rows } = await db.pool.query<{ ms: number }>(
+      `SELECT extract(epoch FROM i.processed_at - o.created_at) * 1000 AS ms
+         FROM outbox_events o JOIN inbox_processed_events i ON i.event_id = o.payload->>'event_id'
+        WHERE o.payload->>'event_id' LIKE 'lat-%'`,
+    );
+    const credited = rows.map((r) => Number(r.ms)).sort((a, b) => a - b);
+    const summary = (sorted: number[]) => ({ events: sorted.length, p50Ms: Math.round(percentile(sorted, 50)), p99Ms: Math.round(percentile(sorted, 99)), maxMs: Math.round(sorted.at(-1)!) });
+    return { offeredPerSecond: 1000, seconds: LATENCY_SECONDS, kafka: summary(toKafka), credited: summary(credited) };
+  } finally {
+    await listener.disconnect().catch(() => undefined);
+  }
+}
+
+runBenchmark(async () => {
+  const base = loadConfig();
+  const kafka = createKafka(base, 'bench-vacuum-horizon');
+  const connection = await Connection.connect({ address: base.temporal.address });
+  const temporal = new TemporalClient({ connection, namespace: base.temporal.namespace });
+  const loadAtStart = os.loadavg().map((l) => +l.toFixed(2));
+  try {
+    const noHold = await runMode('no-hold', base, kafka, temporal);
+    const hold = await runMode('hold', base, kafka, temporal);
+    const ratio = (a: number, b: number) => +(a / b).toFixed(3);
+    const comparison = {
+      relayThroughputHoldOverNoHold: ratio(hold.relayEventsPerSecond, noHold.relayEventsPerSecond),
+      consumerThroughputHoldOverNoHold: ratio(hold.consumerEventsPerSecond, noHold.consumerEventsPerSecond),
+      kafkaP99HoldOverNoHold: ratio(hold.latency.kafka.p99Ms, noHold.latency.kafka.p99Ms),
+      creditedP99HoldOverNoHold: ratio(hold.latency.credited.p99Ms, noHold.latency.credited.p99Ms),
+      maxRelayPollMsHold: hold.maxRelayPollMs,
+    };
+    console.log(`relay ${noHold.relayEventsPerSecond}/s → ${hold.relayEventsPerSecond}/s held (×${comparison.relayThroughputHoldOverNoHold}); credits ${noHold.consumerEventsPerSecond}/s → ${hold.consumerEventsPerSecond}/s (×${comparison.consumerThroughputHoldOverNoHold})`);
+    console.log(`commit → Kafka p99 ${noHold.latency.kafka.p99Ms} → ${hold.latency.kafka.p99Ms} ms; commit → credited p99 ${noHold.latency.credited.p99Ms} → ${hold.latency.credited.p99Ms} ms; relay poll ≤ ${hold.maxRelayPollMs} ms held (from the beginning: ${hold.maxFromBeginningPollMs} ms)`);
+    const name = EVENTS === 1_000_000 ? 'vacuum-horizon' : `vacuum-horizon-${EVENTS}`;
+    const written = await saveBenchmark({
+      name,
+      command: `npm run bench:vacuum-horizon -- --events ${EVENTS} --step ${STEP} --latency-seconds ${LATENCY_SECONDS}`,
+      settings: {
+        events: EVENTS,
+        step: STEP,
+        relayShards: SHARDS,
+        relayBatchSize: BATCH,
+        accounts: ACCOUNTS,
+        insert: `${INSERT_CHUNK} events per INSERT, back to back, per step`,
+        relayWorker: 'in the benchmark process (so its own fetch activity can be timed); consumer worker: a child process',
+        hold: 'one REPEATABLE READ transaction (BEGIN; SELECT count(*) FROM outbox_events) open in the scratch database for the whole run',
+        throughput: 'per step: events / seconds from the first INSERT of the step until its last row is published (relay) or credited (consumer)',
+        relayPoll: `on each drained shard, median of ${POLL_SAMPLES}, worst shard: the relay's poll statement from the relay worker's own bound and from the beginning (EXPLAIN ANALYZE execution time), and the whole fetch activity (client-side)`,
+        latency: `1,000 events/s for ${LATENCY_SECONDS} s after the flow, 10 events per transaction; on Kafka = broker LogAppendTime - client time after COMMIT; credited = inbox processed_at - outbox created_at (both PostgreSQL)`,
+        loadAtStart,
+        loadAtEnd: os.loadavg().map((l) => +l.toFixed(2)),
+        machine: 'shared: other sessions were running their own work on the same 2 cores; figures are indicative',
+      },
+      results: { comparison, noHold, hold },
+      chart: vacuumHorizonChart(EVENTS, [noHold, hold]),
+    });
+    console.log(`saved: ${written.join(', ')}`);
+  } finally {
+    await connection.close();
+  }
+});

@@ -1,0 +1,36 @@
+import type { SqlExecutor } from '../db/executor';
+
+// The inbox guard's two statements. Rows are inserted in event-id order so two overlapping
+// batches (a rebalance, a replay by a second group) take their key locks in the same order and
+// wait for each other instead of deadlocking.
+
+export const INSERT_INBOX_ROWS_SQL = `
+INSERT INTO inbox_processed_events (consumer, event_id, payload_hash)
+SELECT $1, t.event_id, t.payload_hash FROM unnest($2::text[], $3::text[]) AS t(event_id, payload_hash) ORDER BY t.event_id
+ON CONFLICT DO NOTHING
+RETURNING event_id`;
+
+/** Inserts the ids not yet processed by this consumer, with their payload hashes; returns the ones that are new. */
+export async function insertInboxRows(db: SqlExecutor, consumer: string, eventIds: string[], payloadHashes: string[]): Promise<Set<string>> {
+  if (eventIds.length === 0) return new Set();
+  const { rows } = await db.query<{ event_id: string }>(INSERT_INBOX_ROWS_SQL, [consumer, eventIds, payloadHashes]);
+  return new Set(rows.map((r) => r.event_id));
+}
+
+export const APPLIED_PAYLOAD_HASHES_SQL = `
+SELECT event_id, payload_hash FROM inbox_processed_events
+WHERE consumer = $1 AND event_id = ANY($2::text[]) AND payload_hash IS NOT NULL`;
+
+/** The recorded payload hash of already-processed ids (rows without one are left out). */
+export async function appliedPayloadHashes(db: SqlExecutor, consumer: string, eventIds: string[]): Promise<Map<string, string>> {
+  if (eventIds.length === 0) return new Map();
+  const { rows } = await db.query<{ event_id: string; payload_hash: string }>(APPLIED_PAYLOAD_HASHES_SQL, [consumer, eventIds]);
+  return new Map(rows.map((r) => [r.event_id, r.payload_hash]));
+}
+
+export const DELETE_INBOX_ROWS_SQL = 'DELETE FROM inbox_processed_events WHERE consumer = $1 AND event_id = ANY($2::text[])';
+
+/** Forgets ids whose events were rejected, so a redelivery after the cause is fixed applies them. */
+export async function deleteInboxRows(db: SqlExecutor, consumer: string, eventIds: string[]): Promise<void> {
+  if (eventIds.length > 0) await db.query(DELETE_INBOX_ROWS_SQL, [consumer, eventIds]);
+}

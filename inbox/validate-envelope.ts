@@ -1,0 +1,63 @@
+import { HEADERS } from '../kafka/message-format';
+
+// What every event must be, whatever its type: a JSON object with a usable event id and a type.
+// Each failure has a reason an operator can act on. Hostile content is only ever data: it is
+// parked as text and reaches SQL as a bound parameter, never as SQL.
+
+/** A message as the consumer receives it (kafkajs' KafkaMessage, narrowed to what we read). */
+export interface RawMessage {
+  value: Buffer | string | null;
+  headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+}
+
+export type EnvelopeResult =
+  | { ok: true; eventId: string; eventType: string; payload: Record<string, unknown> }
+  | { ok: false; reason: string; eventId?: string };
+
+export const MAX_EVENT_ID_LENGTH = 200;
+// Control characters (NUL above all: PostgreSQL text cannot hold it) have no place in an id.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
+export function validateEnvelope(message: RawMessage): EnvelopeResult {
+  const text = message.value === null ? '' : message.value.toString();
+  if (text.trim() === '') return { ok: false, reason: 'empty message: no payload' };
+
+  let payload: unknown;
+  try {
+    payload = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, reason: `malformed JSON: ${(err as Error).message.slice(0, 200)}` };
+  }
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    return { ok: false, reason: 'payload is not a JSON object' };
+  }
+  const p = payload as Record<string, unknown>;
+
+  const eventId = p.event_id;
+  if (eventId === undefined || eventId === null || eventId === '') return { ok: false, reason: 'missing event id' };
+  if (typeof eventId !== 'string') return { ok: false, reason: 'event id must be a string' };
+  if (eventId.length > MAX_EVENT_ID_LENGTH) return { ok: false, reason: `event id longer than ${MAX_EVENT_ID_LENGTH} characters` };
+  if (CONTROL_CHARACTERS.test(eventId)) return { ok: false, reason: 'event id contains control characters' };
+  const headerId = headerText(message, HEADERS.eventId);
+  if (headerId !== undefined && headerId !== eventId) {
+    return { ok: false, eventId, reason: 'event id header does not match the payload event id' };
+  }
+
+  const type = p.type ?? headerText(message, HEADERS.eventType);
+  if (type === undefined || type === null || type === '') return { ok: false, eventId, reason: 'missing event type' };
+  if (typeof type !== 'string') return { ok: false, eventId, reason: `event type must be a string (got ${quote(type)})` };
+  return { ok: true, eventId, eventType: type, payload: p };
+}
+
+function headerText(message: RawMessage, name: string): string | undefined {
+  const raw = message.headers?.[name];
+  const first = Array.isArray(raw) ? raw[0] : raw;
+  return first === undefined ? undefined : first.toString();
+}
+
+/** A short, JSON-quoted rendering of an offending value, safe to put in a reason. */
+export function quote(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

@@ -1,0 +1,31 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+// `npm run build`: compile to dist/ (JavaScript + .d.ts), copy the SQL migrations beside the
+// code that applies them (dist/migrations), and bundle each workflows module once
+// (dist/workflow-bundles/<name>.js), so a worker started from the installed package needs
+// neither webpack at start-up nor any path of its own.
+
+const root = path.resolve(__dirname, '..');
+const dist = path.join(root, 'dist');
+const WORKFLOW_MODULES = ['inbox', 'relay-workflows', 'retention'];
+
+async function main() {
+  fs.rmSync(dist, { recursive: true, force: true });
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+  fs.cpSync(path.join(root, 'migrations'), path.join(dist, 'migrations'), { recursive: true });
+  fs.mkdirSync(path.join(dist, 'workflow-bundles'));
+  const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+  for (const name of WORKFLOW_MODULES) {
+    const { code } = await bundleWorkflowCode({ workflowsPath: path.join(dist, 'workflows', `${name}.js`), logger: quiet });
+    fs.writeFileSync(path.join(dist, 'workflow-bundles', `${name}.js`), code);
+  }
+  process.stdout.write(`built ${path.relative(root, dist)}/: JavaScript, declarations, ${fs.readdirSync(path.join(dist, 'migrations')).length} migrations, ${WORKFLOW_MODULES.length} workflow bundles\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`build failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,43 @@
+// The consumer's workflow contract, shared by the workflow, its activities, the consumer worker
+// and tests. No Node, pg or kafkajs imports: workflow code imports this module.
+
+/**
+ * Events one applyEventsWorkflow applies for one consumer, columnar and index-aligned (the
+ * workflow input is kept compact: a batch is up to CONSUMER_BATCH_SIZE events). Offsets are
+ * decimal strings; `data` is what each event's handler `validate` returned.
+ */
+export interface EventBatch {
+  /** Inbox identity (not the Kafka group: a replay by another group must still dedupe). */
+  consumer: string;
+  /** Distinct topics of the batch; `topicIndex[i]` points into it. */
+  topics: string[];
+  eventIds: string[];
+  eventTypes: string[];
+  topicIndex: number[];
+  partitions: number[];
+  offsets: string[];
+  data: unknown[];
+  /** Fingerprint of each event's payload (inbox/payload-hash.ts): a redelivered id with another one is a conflict. */
+  payloadHashes: string[];
+}
+
+export interface EventBatchResult {
+  /** Events applied by this call. */
+  applied: number;
+  /** Events already in the inbox (earlier delivery, or repeated within this batch). */
+  duplicates: number;
+  /** Events a handler refused (e.g. unknown account): parked with the reason, not applied. */
+  rejected: number;
+  /** Redeliveries of an applied (or batch-mate) event id with a different payload: parked with both versions. */
+  conflicts: number;
+}
+
+/** Failure types the consumer's activities raise; never retried (retrying cannot fix them). */
+export const INBOX_FAILURES = {
+  /** The batch's columns disagree in length: a bug, not a transient condition. */
+  invalidBatch: 'InvalidEventBatch',
+  /** The batch holds an event type no handler of this worker knows (task queue shared by workers with different handlers). */
+  noHandler: 'NoHandlerForEventType',
+} as const;
+
+export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow';
