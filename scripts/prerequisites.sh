@@ -28,13 +28,3 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-# The suite also runs the pipeline on Temporal's own server (TEMPORAL_SERVER=postgres,
-# docs/temporal-server.md), built once from go.temporal.io/server v1.32.0, whose go.mod asks for Go 1.26.8.
-server_bin="${OUTBOX_CACHE_DIR:-.cache}/bin/temporal-server-v1.32.0"
-if [ ! -x "$server_bin/server" ] || [ ! -x "$server_bin/sql" ]; then
-  have=$(go env GOVERSION 2>/dev/null | sed 's/^go//') || have=""
-  if [ -z "$have" ] || [ "$(printf '%s\n' 1.26.8 "$have" | sort -V | head -1)" != 1.26.8 ]; then
-    echo "Go 1.26.8+ is needed once to build Temporal's server (TEMPORAL_SERVER=postgres and its test); found: ${have:-no go}" >&2
-    exit 1
-  fi
-fi
