@@ -3,19 +3,23 @@ import type { Config } from '../config/env';
 import { migrate } from '../db/migrate';
 import { ensureSearchAttributes } from '../infra/search-attributes';
 import { createKafka } from '../kafka/client';
+import { describeReconciliation, reconcileTopicRetention } from '../kafka/reconcile-topic-retention';
 import { ensureTopics } from '../kafka/topics';
 
 /**
  * Everything the services need before workers start, against local or external services alike:
  * schema, topics, search attributes. Each step is idempotent, so it runs on every start.
  */
-export async function setUp(config: Config): Promise<{ migrations: string[]; topics: string[]; searchAttributes: string[] }> {
+export async function setUp(config: Config): Promise<{ migrations: string[]; topics: string[]; topicRetention: string; searchAttributes: string[] }> {
   const migrations = (await migrate(config.database.url)).map((m) => `${m.version}_${m.name}`);
-  const topics = await ensureTopics(createKafka(config, 'outbox-setup'), config);
+  const kafka = createKafka(config, 'outbox-setup');
+  const topics = await ensureTopics(kafka, config);
+  // An existing topic may keep messages longer than the inbox remembers them: bring it in line.
+  const topicRetention = describeReconciliation(await reconcileTopicRetention(kafka, config));
   const connection = await Connection.connect({ address: config.temporal.address });
   try {
     const searchAttributes = await ensureSearchAttributes(connection, config.temporal.namespace);
-    return { migrations, topics, searchAttributes };
+    return { migrations, topics, topicRetention, searchAttributes };
   } finally {
     await connection.close();
   }

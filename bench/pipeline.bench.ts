@@ -48,6 +48,10 @@ async function main() {
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const relayIds = [0, 1].map((i) => `bench-pipeline-relay-${suffix}-${i}`);
+  // Which Temporal ran it (dev server on SQLite, or TEMPORAL_SERVER=postgres), recorded and in the file name, so both are kept side by side.
+  const cluster = await connection.workflowService.getClusterInfo({});
+  const temporal = { serverVersion: cluster.serverVersion, persistenceStore: cluster.persistenceStore, visibilityStore: cluster.visibilityStore, historyShards: cluster.historyShardCount };
+  const benchName = temporal.persistenceStore === 'sqlite' ? 'pipeline' : `pipeline-temporal-${temporal.persistenceStore}`;
   try {
     await waitForPollers(client, [config.relay.taskQueue!, config.consumer.taskQueue!], 180_000);
     await startRelays({ client, db: db.pool, taskQueue: config.relay.taskQueue!, batchSize: 2000, workflowId: (i) => relayIds[i]! }, 2);
@@ -97,13 +101,13 @@ async function main() {
     const { rows: balance } = await db.pool.query('SELECT sum(balance)::bigint AS total FROM accounts');
     const exact = Number(balance[0].total) === (3 + SECONDS) * RATE * 100;
     const loadAtEnd = os.loadavg().map((l) => +l.toFixed(2));
-    console.log(`pipeline at ${RATE}/s for ${SECONDS} s: commit → credited p50 ${summary.p50Ms} ms, p90 ${summary.p90Ms} ms, p99 ${summary.p99Ms} ms, max ${summary.maxMs} ms (${summary.events} events; balances exact: ${exact}; load ${loadAtStart.join(' ')} → ${loadAtEnd.join(' ')})`);
+    console.log(`pipeline on Temporal ${temporal.serverVersion} (${temporal.persistenceStore}, ${temporal.historyShards} history shards) at ${RATE}/s for ${SECONDS} s: commit → credited p50 ${summary.p50Ms} ms, p90 ${summary.p90Ms} ms, p99 ${summary.p99Ms} ms, max ${summary.maxMs} ms (${summary.events} events; balances exact: ${exact}; load ${loadAtStart.join(' ')} → ${loadAtEnd.join(' ')})`);
     const buckets = new Map<number, number>();
     for (const ms of sorted) buckets.set(Math.floor(ms / 10) * 10, (buckets.get(Math.floor(ms / 10) * 10) ?? 0) + 1);
     const written = await saveBenchmark({
-      name: 'pipeline',
+      name: benchName,
       command: 'npm run bench:pipeline',
-      settings: { rate: RATE, seconds: SECONDS, accounts: ACCOUNTS, relayShards: 2, relayBatchSize: 2000, eventsPerTransaction: 10, loadAtStart, loadAtEnd, clocks: 'both timestamps from PostgreSQL now(): outbox created_at and inbox processed_at (start of the crediting transaction)' },
+      settings: { temporal, rate: RATE, seconds: SECONDS, accounts: ACCOUNTS, relayShards: 2, relayBatchSize: 2000, eventsPerTransaction: 10, loadAtStart, loadAtEnd, clocks: 'both timestamps from PostgreSQL now(): outbox created_at and inbox processed_at (start of the crediting transaction)' },
       results: { ...summary, balancesExact: exact },
       chart: {
         $schema: 'https://vega.github.io/schema/vega-lite/v5.json',

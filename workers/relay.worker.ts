@@ -21,8 +21,8 @@ export async function runRelayWorker(config: Config): Promise<void> {
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
   const observability = await startWorkerObservability(config, 'relay', logger);
-  const pool = createPool(config.database.url, { max: 10 });
-  const listener = new PendingListener(config.database.url);
+  const pool = createPool(config.database.workerUrls.relay, { max: 10 });
+  const listener = new PendingListener(config.database.workerUrls.relay);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
   // Not idempotent, and no retries inside kafkajs: kafka/relay-producer.ts says why.
   const producer: Producer = createRelayProducer(kafka);

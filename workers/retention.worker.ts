@@ -18,7 +18,7 @@ export async function runRetentionWorker(config: Config): Promise<void> {
   const logger = createLogger('retention-worker', config.logLevel);
   const observability = await startWorkerObservability(config, 'retention', logger);
   // Two connections: one for the running batch, one for the catalog and probe queries beside it.
-  const pool = createPool(config.database.url, { max: 2, application_name: 'outbox-retention' });
+  const pool = createPool(config.database.workerUrls.retention, { max: 2, application_name: 'outbox-retention' });
   try {
     const { worker, connection } = await createTemporalWorker(config, {
       taskQueue: config.retention.taskQueue,

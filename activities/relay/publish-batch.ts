@@ -4,10 +4,11 @@ import { topicForEventType } from '../../kafka/topics';
 import { outboxParkedTotal, recordPublished } from '../../observability/relay-metrics';
 import { toKafkaMessage, type OutboxKafkaMessage } from '../../outbox/kafka-message';
 import { parkRows } from '../../outbox/queries/park-rows';
-import { readPendingRows, type PendingRow } from '../../outbox/queries/read-pending-rows';
+import type { PendingRow } from '../../outbox/queries/read-pending-rows';
 import { recordFailures } from '../../outbox/queries/record-failures';
 import type { RelayActivityDeps } from './deps';
 import { faultPoint } from './fault-points';
+import { loadWithinByteBudget } from './load-within-budget';
 import { describeError, isRecordRejection } from './send-errors';
 import type { PublishBatchInput, PublishBatchOutput } from './types';
 
@@ -91,7 +92,9 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
     const beat = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     try {
       const out: PublishBatchOutput = { sentIds: [], parkedIds: [], failedIds: [] };
-      const rows = await readPendingRows(pool, input.ids);
+      // Bounded in bytes as well as rows; rows past the budget stay pending for the next batch.
+      const { rows, parkedIds: oversizedIds } = await loadWithinByteBudget(pool, config, input.ids);
+      out.parkedIds.push(...oversizedIds);
       const sendable: Sendable[] = [];
       const invalid: { id: number; reason: string }[] = [];
       for (const row of rows) {

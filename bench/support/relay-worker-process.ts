@@ -19,6 +19,8 @@ export interface WorkerMemoryLog {
 export class RelayWorkerProcess {
   readonly child: ChildProcess;
   stderr = '';
+  /** Every complete log line of stdout (tests grep them, e.g. for secrets that must not be there). */
+  readonly logLines: string[] = [];
   /** The last `relay worker memory` line's figures (workers/memory-log.ts; RELAY_MEMORY_LOG_MS set). */
   lastMemoryLog?: WorkerMemoryLog;
   private running = false;
@@ -40,6 +42,7 @@ export class RelayWorkerProcess {
   }
 
   private onLogLine(line: string) {
+    this.logLines.push(line);
     if (line.includes('relay worker running')) this.running = true;
     if (line.includes('relay worker memory')) this.lastMemoryLog = (JSON.parse(line) as { memory: WorkerMemoryLog }).memory;
   }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
+import { countAccountsWithPayments, mismatchedAccounts } from '../../app/account-balance-check';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../../app/child-processes';
 import { confirmOneDemoPayment, ensureDemoAccounts, runAtRate } from '../../app/demo-traffic';
 import { readPipelineStats, type PipelineStats } from '../../app/pipeline-stats';
@@ -67,7 +68,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     const client = new Client({ connection, namespace: config.temporal.namespace });
     await waitForPollers(client, [config.relay.taskQueue ?? TASK_QUEUES.relay, config.consumer.taskQueue ?? TASK_QUEUES.consumer, config.retention.taskQueue]);
     say('all three workers are polling Temporal');
-    const control = { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize };
+    const control = { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: config.relay.workflowId };
     const relays = await startRelays(control, config.relay.shards);
     say(`relay shards: started [${relays.started.join(', ')}], already running [${relays.alreadyRunning.join(', ')}]`);
     if (relays.alreadyRunning.length > 0) await restartStuckShards(control, config.relay.shards, say);
@@ -99,20 +100,29 @@ function line(s: PipelineStats): string {
   return `confirmed ${s.confirmedPayments} | outbox pending ${s.outboxPending}, parked ${s.outboxParked} | inbox parked ${s.inboxParked} | credited ${s.balanceTotal} of ${s.confirmedTotal} confirmed (minor units)`;
 }
 
-/** Every confirmed payment credited exactly once: balances add up to the confirmed amounts. */
+/**
+ * Every confirmed payment credited exactly once: each account's balance is the sum of its own
+ * confirmed payments (a matching total alone could hide a double credit offset by a lost one).
+ */
 async function drained(pool: import('pg').Pool, say: (m: string) => void): Promise<boolean> {
   const deadline = Date.now() + 120_000;
   let stats = await readPipelineStats(pool);
-  while (Date.now() < deadline && (stats.outboxPending > 0 || stats.balanceTotal !== stats.confirmedTotal)) {
+  let mismatched = await mismatchedAccounts(pool);
+  while (Date.now() < deadline && (stats.outboxPending > 0 || mismatched.length > 0)) {
     await new Promise((r) => setTimeout(r, 1000));
     stats = await readPipelineStats(pool);
+    mismatched = await mismatchedAccounts(pool);
   }
   say(line(stats));
-  if (stats.outboxPending === 0 && stats.balanceTotal === stats.confirmedTotal) {
-    say(`all ${stats.confirmedPayments} confirmed payments are credited exactly once: balances total ${stats.balanceTotal} = confirmed total ${stats.confirmedTotal}`);
+  if (stats.outboxPending === 0 && mismatched.length === 0) {
+    say(
+      `all ${stats.confirmedPayments} confirmed payments are credited exactly once: each of ${await countAccountsWithPayments(pool)} accounts' balance ` +
+        `equals its confirmed payments; balances total ${stats.balanceTotal} = confirmed total ${stats.confirmedTotal}`,
+    );
     return true;
   }
-  say(`NOT drained after 120 s: ${stats.outboxPending} events pending, balances ${stats.balanceTotal} vs confirmed ${stats.confirmedTotal}`);
+  const shown = mismatched.slice(0, 5).map((m) => `account ${m.accountId}: balance ${m.balance}, confirmed ${m.confirmed}`);
+  say(`NOT drained after 120 s: ${stats.outboxPending} events pending, ${mismatched.length} accounts off (${shown.join('; ')})`);
   return false;
 }
 

@@ -14,7 +14,7 @@ async function withControl<T>(config: Config, batchSize: number, work: (opts: Re
   const pool = createPool(config.database.url, { max: 2 });
   try {
     const client = new Client({ connection, namespace: config.temporal.namespace });
-    return await work({ client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize });
+    return await work({ client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize, workflowId: config.relay.workflowId });
   } finally {
     await pool.end();
     await connection.close();

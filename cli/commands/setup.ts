@@ -11,6 +11,7 @@ export function registerSetupCommand(program: Command) {
       const list = (xs: string[]) => (xs.length ? xs.join(', ') : 'none needed');
       console.log(`migrations applied: ${list(done.migrations)}`);
       console.log(`topics created: ${list(done.topics)}`);
+      console.log(done.topicRetention);
       console.log(`search attributes registered: ${list(done.searchAttributes)}`);
     });
 }

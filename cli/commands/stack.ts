@@ -23,7 +23,7 @@ export function registerStackCommands(program: Command) {
       const started: string[] = await stackUp(config, say);
       if (extras.includes('prometheus') && (await ensurePrometheus(config, cachePaths(config.local.cacheDir), say))) started.push('prometheus');
       say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s${started.length ? ` (started: ${started.join(', ')})` : ' (all already running)'}`);
-      say(`Temporal UI: ${config.temporal.uiUrl}`);
+      say(config.temporal.server === 'postgres' ? 'Temporal UI: none with TEMPORAL_SERVER=postgres (docs/temporal-server.md#web-ui)' : `Temporal UI: ${config.temporal.uiUrl}`);
     });
 
   stack

@@ -15,6 +15,7 @@ export const READ_PENDING_ROWS_SQL = `
          attempts,
          jsonb_typeof(payload) AS payload_kind,
          CASE WHEN jsonb_typeof(payload -> 'event_id') = 'string' THEN payload ->> 'event_id' END AS event_id,
+         payload ->> 'type' AS payload_type,
          payload::text AS value
     FROM outbox_events
    WHERE id = ANY($1::bigint[])
@@ -31,6 +32,8 @@ export interface PendingRow {
   attempts: number;
   payloadKind: string;
   eventId: string | null;
+  /** The payload's own `type`, when it has one: it must agree with event_type. */
+  payloadType: string | null;
   value: string;
 }
 
@@ -44,6 +47,7 @@ export async function readPendingRows(db: SqlExecutor, ids: number[]): Promise<P
     attempts: number;
     payload_kind: string;
     event_id: string | null;
+    payload_type: string | null;
     value: string;
   }>(READ_PENDING_ROWS_SQL, [ids]);
   return rows.map((r) => ({
@@ -55,6 +59,7 @@ export async function readPendingRows(db: SqlExecutor, ids: number[]): Promise<P
     attempts: r.attempts,
     payloadKind: r.payload_kind,
     eventId: r.event_id,
+    payloadType: r.payload_type,
     value: r.value,
   }));
 }

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
+import { HEADERS } from '../../kafka/message-format';
+import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
 import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
+import { createTestTopic, testKafka } from '../support/kafka';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
 import { testTemporalClient } from '../support/temporal';
 import { eventually } from '../support/wait';
 
@@ -13,12 +14,13 @@ import { eventually } from '../support/wait';
 // (real processes, real services) publish it and apply it, exactly once, and park bad rows
 // with their reason on whichever side can tell they are bad.
 describe('pipeline end to end: plain SQL producer → relay → Kafka → consumer → balance', function () {
-  this.timeout(240_000);
+  this.timeout(400_000);
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
   let relay: RelayProcess;
   let consumer: ConsumerProcess;
   let temporal: { client: Client; connection: Connection };
+  const group = uniqueName('e2e-group');
 
   before(async () => {
     db = await createTestDatabase();
@@ -26,8 +28,9 @@ describe('pipeline end to end: plain SQL producer → relay → Kafka → consum
     temporal = await testTemporalClient();
     const relayQueue = uniqueName('e2e-relay');
     relay = new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: relayQueue });
-    consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group: uniqueName('e2e-group'), taskQueue: uniqueName('e2e-credit') }));
-    await Promise.all([relay.waitUntilRunning(), waitUntilRunning(consumer)]);
+    consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue: uniqueName('e2e-credit') }));
+    // Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
+    await Promise.all([relay.waitUntilRunning(240_000), consumer.waitForLog((l) => l.msg === 'consumer worker running', 240_000)]);
     await startShard(temporal.client, relayQueue, { shardIndex: 0, shardCount: 1, batchSize: 500 });
   });
 
@@ -48,16 +51,20 @@ describe('pipeline end to end: plain SQL producer → relay → Kafka → consum
     await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"evt_9f2","type":"payment_confirmed","account_id":42,"amount":500}')`);
     await eventually('account 42 credited', async () => (await balanceOf(42)) === 1500, 120_000);
 
+    const copiesOnTopic = async () => (await readWholeTopic(topic.topic)).filter((m) => m.headers[HEADERS.eventId] === 'evt_9f2').length;
+    await eventually('the first delivery consumed and committed', () => groupCaughtUp(testKafka(), group, topic.topic), 60_000);
+    assert.equal(await copiesOnTopic(), 1, 'one copy on the topic before the re-publish');
+
     // The BRIEF: setting published_at back to NULL publishes the row again; the inbox absorbs it.
     await db.pool.query(`UPDATE outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'evt_9f2'`);
-    await eventually('row re-published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0, 120_000);
-    await eventually('redelivery recorded by the consumer', async () => {
-      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events WHERE event_id = 'evt_9f2'`);
-      return rows[0].n === 1;
-    });
-    // Give the consumer time to see the second copy; the balance must not move.
-    await new Promise((r) => setTimeout(r, 3000));
-    assert.equal(await balanceOf(42), 1500);
+    // The duplicate must reach Kafka and be consumed (the group commits past it) before the
+    // balance can say anything about how it was absorbed.
+    await eventually('the duplicate on the topic', async () => (await copiesOnTopic()) === 2, 120_000, 500);
+    await eventually('the duplicate consumed and committed', () => groupCaughtUp(testKafka(), group, topic.topic), 120_000);
+    assert.equal(await balanceOf(42), 1500, 'credited once, not twice');
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events WHERE event_id = 'evt_9f2'`);
+    assert.equal(rows[0].n, 1);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM inbox_parked_events`)).rows[0].n, 0, 'absorbed silently, not parked');
   });
 
   it('parks bad rows with their reason on the side that can tell, and keeps crediting good ones', async () => {

@@ -12,6 +12,7 @@ import { ensureRetentionSchedule } from '../../retention/schedule';
 import { sweepPublishedOutbox } from '../../retention/sweep-published-outbox';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
+import { createTestTopic } from '../support/kafka';
 import { testTemporalClient } from '../support/temporal';
 
 const run = promisify(execFile);
@@ -39,15 +40,26 @@ describe('doctor', function () {
   let db: TestDatabase;
   let scheduleId: string;
   let env: NodeJS.ProcessEnv;
+  let topic: { topic: string; remove(): Promise<void> };
   before(async () => {
     db = await createTestDatabase();
+    // A topic and group of its own: the default ones carry whatever `npm start` left behind.
+    topic = await createTestTopic(1);
     scheduleId = uniqueName('retention-schedule');
-    env = { DATABASE_URL: db.url, RETENTION_SCHEDULE_ID: scheduleId, RETENTION_TASK_QUEUE: uniqueName('retention'), RETENTION_WINDOW_MS: String(DAY) };
+    env = {
+      DATABASE_URL: db.url,
+      KAFKA_TOPIC: topic.topic,
+      CONSUMER_GROUP: uniqueName('doctor-group'),
+      RETENTION_SCHEDULE_ID: scheduleId,
+      RETENTION_TASK_QUEUE: uniqueName('retention'),
+      RETENTION_WINDOW_MS: String(DAY),
+    };
   });
   after(async () => {
     const { client, connection } = await testTemporalClient();
     await client.schedule.getHandle(scheduleId).delete().catch(() => undefined);
     await connection.close();
+    await topic?.remove();
     await db?.drop();
   });
 

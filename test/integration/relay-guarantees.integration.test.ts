@@ -119,11 +119,58 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
     await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map(producer));
     await eventually('all 200 published', async () => (await pendingCount()) === 0);
 
+    // In the table: for each key, id order (the order the relay publishes in) is commit order.
+    const { rows: byId } = await db.pool.query(`SELECT event_key, array_agg((payload->>'seq')::int ORDER BY id) AS seqs FROM outbox_events GROUP BY event_key`);
+    for (const r of byId) assert.deepEqual(r.seqs, r.seqs.map((_: number, i: number) => i + 1), `key ${r.event_key}: ids out of commit order: ${r.seqs.join(',')}`);
+    // On Kafka: each key's messages, in partition order, carry 1, 2, 3 ... in commit order.
     const messages = await readWholeTopic(topic.topic);
     assert.equal(messages.length, 200);
     for (const key of keys) {
       const seqs = messages.filter((m) => m.key === key).map((m) => JSON.parse(m.value).seq as number);
+      assert.equal(seqs.length, 40, `key ${key}: all 40 events on the topic`);
       assert.deepEqual(seqs, seqs.map((_, i) => i + 1), `key ${key} out of commit order: ${seqs.join(',')}`);
+    }
+  });
+
+  it('the per-key lock is what orders them: two transactions of one key commit in id order with it, in reverse without it', async () => {
+    await db.pool.query(`CREATE TABLE key_sequence (key text PRIMARY KEY, n int NOT NULL DEFAULT 0)`);
+    await db.pool.query(`INSERT INTO key_sequence (key) VALUES ('locked'), ('unlocked')`);
+    const a = await db.pool.connect();
+    const b = await db.pool.connect();
+    const takeSeq = async (client: typeof a, id: number, key: string) => {
+      const { rows } = await client.query(`UPDATE key_sequence SET n = n + 1 WHERE key = $1 RETURNING n`, [key]);
+      await client.query(`UPDATE outbox_events SET payload = payload || jsonb_build_object('seq', $2::int) WHERE id = $1`, [id, rows[0].n]);
+    };
+    // The same interleaving both times: A enqueues first, then B enqueues, B tries to finish first.
+    const interleave = async (key: string, serializeKey: boolean) => {
+      await a.query('BEGIN');
+      await b.query('BEGIN');
+      const first = await enqueue(a, { eventType: 'seq', payload: {}, key, serializeKey });
+      let bEnqueued = false;
+      const second = enqueue(b, { eventType: 'seq', payload: {}, key, serializeKey }).then((r) => ((bEnqueued = true), r));
+      await new Promise((r) => setTimeout(r, 500));
+      const bWaited = !bEnqueued;
+      if (bEnqueued) {
+        // Nothing holds B back: it takes the key's next number and commits before A.
+        await takeSeq(b, (await second).id, key);
+        await b.query('COMMIT');
+        await takeSeq(a, first.id, key);
+        await a.query('COMMIT');
+      } else {
+        await takeSeq(a, first.id, key);
+        await a.query('COMMIT');
+        await takeSeq(b, (await second).id, key);
+        await b.query('COMMIT');
+      }
+      const { rows } = await db.pool.query(`SELECT (payload->>'seq')::int AS seq FROM outbox_events WHERE event_key = $1 ORDER BY id`, [key]);
+      return { bWaited, seqsInIdOrder: rows.map((r) => r.seq) };
+    };
+    try {
+      assert.deepEqual(await interleave('locked', true), { bWaited: true, seqsInIdOrder: [1, 2] }, 'with the lock B waits for A: id order is commit order');
+      assert.deepEqual(await interleave('unlocked', false), { bWaited: false, seqsInIdOrder: [2, 1] }, 'without it B commits first: id order is not commit order');
+    } finally {
+      a.release();
+      b.release();
     }
   });
 

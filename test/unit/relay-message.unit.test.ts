@@ -13,11 +13,20 @@ const row = (over: Partial<PendingRow> = {}): PendingRow => ({
   attempts: 0,
   payloadKind: 'object',
   eventId: 'evt-1',
+  payloadType: null,
   value: '{"amount": 5, "event_id": "evt-1"}',
   ...over,
 });
 
 describe('relay message building (unit)', () => {
+  it('refuses an event_type that disagrees with the payload\'s own type, accepts an agreeing or absent one', () => {
+    const check = toKafkaMessage(row({ eventType: 'payment_refunded', payloadType: 'payment_confirmed' }), 1_000_000);
+    assert.deepEqual(check, { ok: false, reason: 'event_type "payment_refunded" disagrees with payload.type "payment_confirmed"' });
+    assert.ok(toKafkaMessage(row({ eventType: 'payment_confirmed', payloadType: 'payment_confirmed' }), 1_000_000).ok);
+    assert.ok(toKafkaMessage(row({ payloadType: null }), 1_000_000).ok);
+    assert.deepEqual(toKafkaMessage(row({ eventType: ' ' }), 1_000_000), { ok: false, reason: 'event_type must not be empty' });
+  });
+
   it('builds the contract message: key, value unchanged, four headers that win over producer headers', () => {
     const check = toKafkaMessage(row({ headers: { traceparent: 'x', [HEADERS.eventId]: 'spoofed' } }), 1_000_000);
     assert.ok(check.ok);

@@ -1,0 +1,34 @@
+import { log } from '@temporalio/activity';
+import type { Pool } from 'pg';
+import type { Config } from '../../config/env';
+import { planByteBudget } from '../../outbox/plan-byte-budget';
+import { parkRows } from '../../outbox/queries/park-rows';
+import { readPendingRows, type PendingRow } from '../../outbox/queries/read-pending-rows';
+import { readPendingSizes } from '../../outbox/queries/read-pending-sizes';
+
+export interface LoadedBatch {
+  /** Bodies of the id-order prefix that fits the byte budget. */
+  rows: PendingRow[];
+  /** Rows parked unread: over Kafka's message limit by their size alone. */
+  parkedIds: number[];
+  /** Legal rows left pending for the next batch (past the byte budget). */
+  deferred: number;
+}
+
+/**
+ * Reads a batch's bodies only up to RELAY_BATCH_MAX_BYTES, deciding from the sizes PostgreSQL
+ * already knows: a batch of 2,000 rows of 900 kB would otherwise be 1.8 GB in a worker capped
+ * at a 256 MB heap. Rows too large for Kafka are parked with their reason without being read.
+ */
+export async function loadWithinByteBudget(pool: Pool, config: Config, ids: number[]): Promise<LoadedBatch> {
+  const plan = planByteBudget(await readPendingSizes(pool, ids), config.relay.batchMaxBytes, config.kafka.maxMessageBytes);
+  const parkedIds: number[] = [];
+  if (plan.oversized.length > 0) {
+    // Permanent by nature: no retry makes a payload smaller.
+    await parkRows(pool, plan.oversized);
+    parkedIds.push(...plan.oversized.map((r) => r.id));
+    log.warn('parked outbox rows over the Kafka message limit', { count: plan.oversized.length, firstId: plan.oversized[0]!.id, reason: plan.oversized[0]!.reason });
+  }
+  const rows = plan.loadIds.length > 0 ? await readPendingRows(pool, plan.loadIds) : [];
+  return { rows, parkedIds, deferred: plan.deferred };
+}
