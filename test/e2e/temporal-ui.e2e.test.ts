@@ -186,7 +186,7 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
     const carrier = workflows.find((w) => w.holdsEvent)!;
     assert.match(carrier.workflowId, /^apply-/);
     for (const w of workflows) {
-      const topics = (await temporal.client.workflow.getHandle(w.workflowId, w.runId).describe()).searchAttributes.OutboxKafkaTopics;
+      const topics = (await temporal.client.workflow.getHandle(w.workflowId, w.runId).describe()).searchAttributes.OutboxKafkaTopics as string[] | undefined;
       assert.ok(topics?.includes(topic.topic), `only runs holding this test's topic are listed: ${w.workflowId} has ${JSON.stringify(topics)}`);
     }
     await page.goto(ui(`/workflows?query=${encodeURIComponent(query)}`));
