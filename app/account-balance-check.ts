@@ -1,4 +1,4 @@
-import type { SqlExecutor } from '../db/executor';
+import type { SqlExecutor } from '../api';
 
 /**
  * Accounts whose balance is not exactly the sum of their confirmed payments. A total that adds

@@ -3,6 +3,7 @@ import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@t
 import { temporal } from '@temporalio/proto';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { RELAY_WORKFLOW_TYPE, RETENTION_WORKFLOW_TYPE } from '../../config/constants';
+import { APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox-contract';
 import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, type History, type RecordedHistory } from '../support/workflow-histories';
 
 // Upgrades must not stall running workflows: every history recorded from a release
@@ -46,7 +47,7 @@ describe('recorded workflow histories replay on the current workflow code', func
 
   it('has recorded runs of every production workflow, through the relay loop’s paths', () => {
     const types = new Set(histories.map((h) => h.workflowType));
-    for (const type of [RELAY_WORKFLOW_TYPE, 'applyCreditsWorkflow', 'applyCreditWorkflow', RETENTION_WORKFLOW_TYPE]) assert.ok(types.has(type), `no recorded history of ${type}`);
+    for (const type of [RELAY_WORKFLOW_TYPE, APPLY_EVENTS_WORKFLOW, 'applyCreditWorkflow', RETENTION_WORKFLOW_TYPE]) assert.ok(types.has(type), `no recorded history of ${type}`);
     const relayEvents = new Set(histories.filter((h) => h.workflowType === RELAY_WORKFLOW_TYPE).flatMap((h) => h.history.events!.map((e) => e.eventType)));
     const { EventType } = temporal.api.enums.v1;
     // Batches (local-activity markers), idle waits (activities), back-off (timer), stop (signal) cancelling an idle wait, continue-as-new.
