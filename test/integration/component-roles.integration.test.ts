@@ -83,7 +83,11 @@ describe('component roles: each worker connects with a role that can do only its
       'consumer credits': [await attempt('consumer', `UPDATE accounts SET balance = balance + 5 WHERE account_id = 1`), 'ok'],
       'consumer deletes outbox rows': [await attempt('consumer', `DELETE FROM outbox_events`), DENIED],
       'consumer reads the outbox': [await attempt('consumer', `SELECT 1 FROM outbox_events`), DENIED],
-      'consumer forgets inbox ids': [await attempt('consumer', `DELETE FROM inbox_processed_events`), DENIED],
+      // Granted by 0043: a handler's refused event (unknown account) has the inbox row it just
+      // wrote removed in the same transaction before it is parked. Narrowing this (a savepoint
+      // instead of a DELETE) is open work; truncating the inbox is still refused.
+      'consumer forgets inbox ids': [await attempt('consumer', `DELETE FROM inbox_processed_events WHERE consumer = 'nobody'`), 'ok'],
+      'consumer truncates the inbox': [await attempt('consumer', `TRUNCATE inbox_processed_events`), DENIED],
       'consumer creates accounts': [await attempt('consumer', `INSERT INTO accounts (account_id) VALUES (99)`), DENIED],
       // Retention deletes; it cannot write events or money.
       'retention deletes published rows': [await attempt('retention', `DELETE FROM outbox_events WHERE published_at < now() - interval '1 day'`), 'ok'],
