@@ -154,7 +154,7 @@ describe('metrics: a real Prometheus scrapes the relay, consumer and retention w
     assert.equal(parkedLine.workflowId, shard.workflowId);
     assert.equal(parkedLine.activityType, 'publishBatch');
     assert.ok(Array.isArray(parkedLine.outboxIds) && parkedLine.outboxIds.length === 1);
-    const creditedLine = await consumer.waitForLog((l) => l.msg === 'batch credited', 10_000);
+    const creditedLine = await consumer.waitForLog((l) => l.msg === 'batch applied', 10_000);
     assert.ok(typeof creditedLine.workflowId === 'string' && creditedLine.workflowId.length > 0);
     for (const [name, worker] of [['relay', relay], ['consumer', consumer], ['retention', retention]] as const) {
       assert.ok(worker.logs.length > 3, `${name} wrote JSON log lines`);
