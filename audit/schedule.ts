@@ -1,5 +1,6 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import type { Config } from '../config/env';
+import { upsertSchedule } from '../temporal/upsert-schedule';
 import { RECONCILIATION_WORKFLOW_TYPE } from '../config/constants';
 import type { AuditInput } from './types';
 
@@ -29,18 +30,5 @@ export function auditScheduleOptions(config: Config): ScheduleOptions {
 
 /** Creates the audit schedule or brings it to the current settings; a paused one stays paused. */
 export async function ensureAuditSchedule(client: Client, config: Config): Promise<'created' | 'updated'> {
-  const options = auditScheduleOptions(config);
-  try {
-    await client.schedule.create(options);
-    return 'created';
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-  }
-  await client.schedule.getHandle(options.scheduleId).update((previous) => ({
-    ...previous,
-    spec: options.spec,
-    action: options.action,
-    policies: { ...previous.policies, ...options.policies },
-  }));
-  return 'updated';
+  return upsertSchedule(client, auditScheduleOptions(config));
 }

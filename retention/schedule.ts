@@ -1,6 +1,7 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import type { RetentionInput } from '../activities/retention/types';
 import type { Config } from '../config/env';
+import { upsertSchedule } from '../temporal/upsert-schedule';
 import { RETENTION_WORKFLOW_TYPE } from '../config/constants';
 
 /** Scheduled runs get this id plus the scheduled time (Temporal appends it). */
@@ -38,18 +39,5 @@ export function retentionScheduleOptions(config: Config): ScheduleOptions {
  * settings and task queue. Safe to run any number of times; a paused schedule stays paused.
  */
 export async function ensureRetentionSchedule(client: Client, config: Config): Promise<'created' | 'updated'> {
-  const options = retentionScheduleOptions(config);
-  try {
-    await client.schedule.create(options);
-    return 'created';
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-  }
-  await client.schedule.getHandle(options.scheduleId).update((previous) => ({
-    ...previous,
-    spec: options.spec,
-    action: options.action,
-    policies: { ...previous.policies, ...options.policies },
-  }));
-  return 'updated';
+  return upsertSchedule(client, retentionScheduleOptions(config));
 }
