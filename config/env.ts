@@ -73,7 +73,7 @@ const schema = z.object({
   /** The inbox's identity, independent of the Kafka group: a replay by a new group still dedupes. */
   INBOX_CONSUMER: z.string().min(1).max(200).default('payments-credit'),
   CONSUMER_TASK_QUEUE: z.string().min(1).optional(),
-  /** Events per applyCreditsWorkflow; bounded so one workflow input stays far below Temporal's 2 MB payload limit. */
+  /** Events per applyEventsWorkflow; bounded so one workflow input stays far below Temporal's 2 MB payload limit. */
   CONSUMER_BATCH_SIZE: positiveInt.max(5000).default(2000),
   CONSUMER_MAX_CREDIT_AMOUNT: positiveInt.max(Number.MAX_SAFE_INTEGER).default(100_000_000_000),
   /** Credit workflows one consumer process runs at once; more only start when a full batch waits. */
