@@ -5,6 +5,7 @@ import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createPool } from '../db/pool';
 import { startRelays } from '../outbox/relay-control';
+import { readLayout } from '../outbox/queries/relay-layout';
 
 export { runRelayWorker } from '../workers/relay.worker';
 export {
@@ -19,8 +20,10 @@ export {
 } from '../outbox/relay-control';
 
 /**
- * Starts the configured relay shards (RELAY_SHARDS) that are not running yet, on the relay task
- * queue; safe to call on every deploy. `workflowId` names shard i (default outbox-relay-shard-i):
+ * Starts the relay shards that are not running yet, on the relay task queue; safe to call on every
+ * deploy. The shard count is the outbox's recorded layout, else RELAY_SHARDS (a fresh outbox), as
+ * `relay start` does: an outbox laid out before the default changed keeps its count until
+ * someone reshards it (`relay reshard --shards N`). `workflowId` names shard i (default outbox-relay-shard-i):
  * give each outbox (database) its own names when several share one Temporal namespace.
  */
 export async function startRelayShards(config: Config, opts: { workflowId?: (shardIndex: number) => string } = {}) {
@@ -30,7 +33,7 @@ export async function startRelayShards(config: Config, opts: { workflowId?: (sha
     const client = new Client({ connection, namespace: config.temporal.namespace });
     return await startRelays(
       { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: opts.workflowId },
-      config.relay.shards,
+      (await readLayout(pool)) ?? config.relay.shards,
     );
   } finally {
     await pool.end();

@@ -90,7 +90,7 @@ const schema = z.object({
   /** An event of a type no handler of this consumer knows: counted and skipped, or parked. Never dead-lettered. */
   CONSUMER_UNKNOWN_EVENT_TYPES: z.enum(['skip', 'park']).default('skip'),
 
-  RELAY_SHARDS: positiveInt.max(256).default(2),
+  RELAY_SHARDS: positiveInt.max(256).default(8),
   RELAY_BATCH_SIZE: positiveInt.max(10_000).default(2000),
   RELAY_MAX_ATTEMPTS: positiveInt.max(100).default(5),
   /**

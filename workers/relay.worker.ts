@@ -1,5 +1,6 @@
 import type { Producer } from 'kafkajs';
-import { createRelayActivities, PendingListener } from '../activities/relay';
+import { NativeConnection } from '@temporalio/worker';
+import { PendingListener } from '../activities/relay';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
@@ -11,11 +12,13 @@ import { startRelaySamplers } from '../observability/relay-samplers';
 import { startWorkerObservability } from '../observability/worker-observability';
 import { startMemoryLog } from './memory-log';
 import { runWorkerMain } from './run-main';
-import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
+import { createRelayWorkerSet } from './relay-worker-set';
+import { onShutdownSignal, workflowCode } from './temporal-worker';
 
-// One relay worker process: runs relay shard workflows and their activities. Any number of
-// these may run; Temporal hands each shard's tasks to one of them at a time, so adding a
-// process adds capacity and never double-processes a shard.
+// One relay worker process: runs relay shard workflows, and the relay sessions of the shards
+// placed on it. Any number of these may run: each registers in outbox_relay_workers, the shards
+// spread over the live ones (docs/relay.md, "Where shards run"), so adding a process adds
+// capacity, and a shard's advisory lock keeps two sessions of one shard from relaying at once.
 
 export async function runRelayWorker(config: Config): Promise<void> {
   const logger = createLogger('relay-worker', config.logLevel);
@@ -31,21 +34,25 @@ export async function runRelayWorker(config: Config): Promise<void> {
   try {
     await ensureTopics(kafka, config, eventTopics(config.kafka));
     await producer.connect();
-    const { worker, connection } = await createTemporalWorker(config, {
+    const code = await workflowCode(config, require.resolve('../workflows/relay-workflows'));
+    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    connectionToClose = connection;
+    const workers = await createRelayWorkerSet({
+      connection,
+      namespace: config.temporal.namespace,
       taskQueue,
-      workflowsPath: require.resolve('../workflows/relay-workflows'),
-      activities: createRelayActivities({ pool, producer, config, listener }),
+      workflowBundle: { code },
+      deps: { pool, producer, config, listener },
       // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
       shutdownGraceTime: '10 seconds',
     });
-    connectionToClose = connection;
     onShutdownSignal(() => {
-      logger.info('stopping: finishing in-flight activities');
-      worker.shutdown();
+      logger.info('stopping: leaving the relay workers, finishing in-flight batches');
+      void workers.shutdown();
     });
-    logger.info({ pid: process.pid, taskQueue, topic: config.kafka.topic, faultPauseAt: config.relay.faultPauseAt }, 'relay worker running');
+    logger.info({ pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic, faultPauseAt: config.relay.faultPauseAt }, 'relay worker running');
     startMemoryLog(logger, config.relay.memoryLogMs);
-    await worker.run();
+    await workers.run();
   } finally {
     await samplers?.stop();
     await observability.close();

@@ -12,8 +12,7 @@ export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & { wo
  */
 export async function createTemporalWorker(config: Config, parts: WorkerParts): Promise<{ worker: Worker; connection: NativeConnection }> {
   const { workflowsPath, ...options } = parts;
-  const prebuilt = prebuiltBundlePath(workflowsPath);
-  const code = prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.local.cacheDir, workflowsPath);
+  const code = await workflowCode(config, workflowsPath);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   try {
     const worker = await Worker.create({ connection, namespace: config.temporal.namespace, workflowBundle: { code }, ...options });
@@ -22,6 +21,12 @@ export async function createTemporalWorker(config: Config, parts: WorkerParts): 
     await connection.close();
     throw err;
   }
+}
+
+/** The workflow bundle's code: prebuilt with the installed package, else bundled in a child process. */
+export async function workflowCode(config: Config, workflowsPath: string): Promise<string> {
+  const prebuilt = prebuiltBundlePath(workflowsPath);
+  return prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.local.cacheDir, workflowsPath);
 }
 
 /**

@@ -23,6 +23,8 @@ export interface RelayStatus extends RelayCounters {
   parkedNow: number | null;
   batchesThisRun: number;
   updatedAt: string;
+  /** Session mode: the relay worker (outbox_relay_workers.worker_id) running the shard's current or last session. */
+  worker?: string;
 }
 
 export const EMPTY_COUNTERS: RelayCounters = { published: 0, batches: 0, parked: 0, lastId: 0, runs: 0 };
@@ -36,6 +38,7 @@ export function statusMarkdown(s: RelayStatus): string {
     '|---:|---:|---:|---:|---:|---:|',
     `| ${s.published} | ${s.batches} | ${s.lastId} | ${s.pending ?? '?'} | ${s.parkedNow ?? '?'} | ${s.runs + 1} |`,
     '',
+    ...(s.worker ? [`relayed by worker \`${s.worker}\``, ''] : []),
     `updated ${s.updatedAt}; query \`status\` for the same as JSON`,
   ].join('\n');
 }

@@ -9,6 +9,7 @@ import {
   defineQuery,
   defineSignal,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -17,7 +18,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, defineSearchAttributeKey, SearchAttributeType, TimeoutFailure } from '@temporalio/common';
 import type { RelayActivities } from '../activities/relay';
 import { SEARCH_ATTRIBUTES } from '../config/constants';
 import { RELAY_WORKFLOW_TASK_TIMEOUT } from './relay-timeouts';
@@ -33,19 +34,26 @@ export interface RelayShardInput {
   /** How long one idle wait may last before the loop comes round (default 60 s). */
   idleWaitMs?: number;
   /**
-   * How fetch, publish and mark run. 'local' (the default, and the fast one): as local
-   * activities in the worker that runs this workflow, with no task-queue round trip per call.
-   * 'remote': as ordinary activities dispatched through the task queue (the original design,
-   * kept so the benchmark can compare the two side by side). See docs/relay.md.
+   * How fetch, publish and mark run. 'session' (the default): as a loop inside one activity, a
+   * relay session, scheduled on the task queue of the relay worker the shard is placed on, so
+   * shards spread over every live relay worker. 'local': as local activities in the worker that
+   * runs this workflow (the default before sessions; a shard then stays on whichever worker holds
+   * it). 'remote': as ordinary activities dispatched through the task queue (the original design,
+   * kept so the benchmark can compare). See docs/relay.md.
    */
   activityMode?: RelayActivityMode;
+  /** Session mode: how long one session may last before the workflow records its counters and places the shard again (default 30 s). */
+  sessionMs?: number;
   /** Carried across continue-as-new; callers leave it out. */
   counters?: RelayCounters;
   /** Set while an operator has paused the shard; carried across continue-as-new. */
   paused?: PauseState;
 }
 
-export type RelayActivityMode = 'local' | 'remote';
+export type RelayActivityMode = 'session' | 'local' | 'remote';
+
+/** Runs started by code that knows sessions default to them; histories from before replay as 'local'. */
+export const RELAY_SESSIONS_PATCH = 'relay-sessions';
 
 export const statusQuery = defineQuery<RelayStatus>('status');
 /** Finish the current batch, then complete: the first step of a reshard or a clean shutdown. */
@@ -142,6 +150,40 @@ const REMOTE_BATCH_ACTIVITIES: BatchActivities = {
 };
 const { waitForPendingEvents } = proxyActivities<RelayActivities>(waitActivity);
 
+// ── Session mode (default) ────────────────────────────────────────────────────────────────
+// Where the shard's next session runs: one indexed read of the live relay workers, in whichever
+// worker runs this workflow task. Retried forever: PostgreSQL down must not end the relay.
+const { placeRelayShard } = proxyLocalActivities<RelayActivities>({
+  startToCloseTimeout: '10 seconds',
+  localRetryThreshold: '5 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+// A relay session on the placed worker's own task queue. Never retried by Temporal: a retry
+// would go to the same queue, i.e. to the same (perhaps dead) worker; the workflow re-places the
+// shard and starts a new session instead, backing off as a retry policy would (below).
+// - heartbeat 10 s: a killed or hung worker's session times out within 10 s of its last beat;
+// - schedule-to-start 15 s: a worker that died after being placed never picks it up;
+// - start-to-close: the session's own length plus room for a slow last batch;
+// - cancellation waits for the session to finish its batch (stop, pause): nothing half done.
+const SESSION_HEARTBEAT_TIMEOUT = '10 seconds';
+const sessionOn = (taskQueue: string, sessionMs: number) =>
+  proxyActivities<RelayActivities>({
+    taskQueue,
+    scheduleToStartTimeout: '15 seconds',
+    startToCloseTimeout: sessionMs + 180_000,
+    heartbeatTimeout: SESSION_HEARTBEAT_TIMEOUT,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { maximumAttempts: 1 },
+  }).relayShardSession;
+const DEFAULT_SESSION_MS = 30_000;
+// A drained shard stays in its session this long for more rows before the idle wait takes over.
+const SESSION_DRAIN_GRACE_MS = 2_000;
+// A worker whose session timed out is left out of this shard's placement for this long (its row
+// in outbox_relay_workers expires within 15 s if it is dead).
+const AVOID_TIMED_OUT_WORKER_MS = 60_000;
+const sessionBackoffMs = (streak: number) => Math.min(30_000, 1_000 * 2 ** Math.min(streak - 1, 5));
+
 // An operator's re-drive (the `redrive` update): one UPDATE of the shard's parked rows. An
 // ordinary activity, so it appears in the history and the UI with its input and result. A few
 // retries cover a PostgreSQL restart; the operator sees a failure rather than a hang.
@@ -189,6 +231,7 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
   let paused: PauseState | undefined = input.paused;
   let interruptible: CancellationScope | undefined;
   let lastUpsert = { state: '', published: -1, pending: -2 };
+  let lastDetailsWorker: string | undefined;
 
   setHandler(statusQuery, () => status);
   setHandler(stopSignal, () => {
@@ -211,9 +254,10 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
 
   const report = (state: RelayStatus['state'], force = false) => {
     Object.assign(status, counters, { state, updatedAt: new Date().toISOString() });
-    const changed = state !== lastUpsert.state || status.published !== lastUpsert.published || (status.pending ?? -1) !== lastUpsert.pending;
+    const changed = state !== lastUpsert.state || status.published !== lastUpsert.published || (status.pending ?? -1) !== lastUpsert.pending || status.worker !== lastDetailsWorker;
     if (!changed) return;
     setCurrentDetails(statusMarkdown(status));
+    lastDetailsWorker = status.worker;
     if (force || state !== lastUpsert.state || status.batchesThisRun % SEARCH_ATTRIBUTE_EVERY_BATCHES === 0) {
       upsertSearchAttributes([
         { key: SHARD, value: input.shardIndex },
@@ -238,7 +282,91 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
   };
 
   report('running', true);
-  const local = (input.activityMode ?? 'local') === 'local';
+  const mode: RelayActivityMode = input.activityMode ?? (patched(RELAY_SESSIONS_PATCH) ? 'session' : 'local');
+  if (mode === 'session') {
+    const avoidUntil = new Map<string, number>();
+    let failureStreak = 0;
+    let drained = false;
+    while (!stopRequested) {
+      if (status.batchesThisRun >= maxBatchesPerRun || workflowInfo().continueAsNewSuggested) {
+        counters.runs += 1;
+        await condition(allHandlersFinished);
+        await continueAsNewRelay({ ...input, counters, paused });
+      }
+      if (paused) {
+        status.paused = paused;
+        report('paused');
+        await condition(() => paused === undefined || stopRequested || workflowInfo().continueAsNewSuggested);
+        if (paused === undefined) {
+          delete status.paused;
+          report('running', true);
+        }
+        continue;
+      }
+      if (drained) {
+        report('idle');
+        let outcome: string | undefined;
+        await untilStopped(async () => {
+          ({ outcome } = await waitForPendingEvents({ shardIndex: input.shardIndex, shardCount: input.shardCount, timeoutMs: input.idleWaitMs ?? DEFAULT_IDLE_WAIT_MS }));
+        });
+        // Timed out, stopped or paused: back to the top (an idle shard starts no session).
+        if (outcome !== 'pending') continue;
+        drained = false;
+      }
+      const now = Date.now();
+      const avoid = [...avoidUntil].filter(([, until]) => until > now).map(([workerId]) => workerId);
+      const place = await placeRelayShard({ shardIndex: input.shardIndex, shardCount: input.shardCount, avoid });
+      if (!place.taskQueue) {
+        // No relay worker has heartbeated lately (they cannot reach PostgreSQL): look again soon.
+        failureStreak += 1;
+        report('backing-off');
+        await untilStopped(() => sleep(sessionBackoffMs(failureStreak)));
+        continue;
+      }
+      status.worker = place.workerId;
+      report('running');
+      const relayShardSession = sessionOn(place.taskQueue, input.sessionMs ?? DEFAULT_SESSION_MS);
+      let result: Awaited<ReturnType<typeof relayShardSession>> | undefined;
+      try {
+        await untilStopped(async () => {
+          result = await relayShardSession({
+            shardIndex: input.shardIndex,
+            shardCount: input.shardCount,
+            batchSize: input.batchSize,
+            maxBatches: maxBatchesPerRun - status.batchesThisRun,
+            sessionMs: input.sessionMs ?? DEFAULT_SESSION_MS,
+            drainGraceMs: SESSION_DRAIN_GRACE_MS,
+            avoid,
+          });
+        });
+      } catch (err) {
+        const cause = err instanceof ActivityFailure ? err.cause : undefined;
+        // An operator error (another shard count): as in the other modes, the relay fails loudly.
+        if (cause instanceof ApplicationFailure && cause.type === 'RelayLayoutMismatch') throw cause;
+        if (cause instanceof TimeoutFailure) avoidUntil.set(place.workerId!, Date.now() + AVOID_TIMED_OUT_WORKER_MS);
+        failureStreak += 1;
+        report('backing-off');
+        await untilStopped(() => sleep(sessionBackoffMs(failureStreak)));
+        continue;
+      }
+      if (!result) continue;
+      failureStreak = 0;
+      counters.published += result.published;
+      counters.batches += result.batches;
+      counters.parked += result.parked;
+      counters.lastId = Math.max(counters.lastId, result.lastId);
+      status.batchesThisRun += result.batches;
+      if (result.backlog) Object.assign(status, { pending: result.backlog.pending, parkedNow: result.backlog.parked });
+      if (result.ended === 'drained') {
+        drained = true;
+        status.pending = 0;
+      }
+      report('running');
+    }
+    report('stopped', true);
+    return counters;
+  }
+  const local = mode === 'local';
   const { fetchPendingBatch, publishBatch, markPublished } = local ? LOCAL_BATCH_ACTIVITIES : REMOTE_BATCH_ACTIVITIES;
   let failureStreak = 0;
 

@@ -1,10 +1,11 @@
 import type { Producer } from 'kafkajs';
-import type { Pool } from 'pg';
 import type { Config } from '../../config/env';
+import type { SqlExecutor } from '../../db/executor';
 import type { PendingListener } from './pending-listener';
 
 export interface RelayActivityDeps {
-  pool: Pool;
+  /** A pool in a worker; a relay session passes its own connection (the one holding the shard's lock). */
+  pool: SqlExecutor;
   producer: Producer;
   config: Config;
   listener: PendingListener;

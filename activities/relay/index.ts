@@ -2,16 +2,20 @@ import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
 import { createMarkPublished } from './mark-published';
 import { PendingScanBounds } from './pending-scan-bound';
+import { createPlaceRelayShard } from './place-relay-shard';
 import { createPublishBatch } from './publish-batch';
 import { createRedriveParked } from './redrive-parked';
+import { createRelaySession } from './relay-session';
 import { createWaitForPendingEvents } from './wait-for-pending-events';
+import type { RelayWorkerRegistry } from './worker-registry';
 
 export type { RelayActivityDeps } from './deps';
 export { PendingListener } from './pending-listener';
 export { PendingScanBounds } from './pending-scan-bound';
+export { RelayWorkerRegistry } from './worker-registry';
 
-/** The relay's activities, bound to one worker's pool, producer and LISTEN connection. */
-export function createRelayActivities(deps: RelayActivityDeps, bounds = new PendingScanBounds(deps.config.relay.fullScanIntervalMs)) {
+/** The relay's activities, bound to one worker's pool, producer, LISTEN connection and place among the relay workers. */
+export function createRelayActivities(deps: RelayActivityDeps & { registry: RelayWorkerRegistry }, bounds = new PendingScanBounds(deps.config.relay.fullScanIntervalMs)) {
   // Per process and per shard: a bound is only ever safe, so a shard that moves to another worker
   // starts there from that worker's own (older, or no) bound. (A benchmark passes its own
   // `bounds` to read them.)
@@ -22,6 +26,8 @@ export function createRelayActivities(deps: RelayActivityDeps, bounds = new Pend
     markPublished: createMarkPublished(deps),
     waitForPendingEvents: createWaitForPendingEvents(deps, bounds),
     redriveParked: createRedriveParked(deps),
+    placeRelayShard: createPlaceRelayShard(deps),
+    relayShardSession: createRelaySession(deps, bounds),
   };
 }
 

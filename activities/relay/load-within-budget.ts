@@ -1,6 +1,6 @@
 import { log } from '@temporalio/activity';
-import type { Pool } from 'pg';
 import type { Config } from '../../config/env';
+import type { SqlExecutor } from '../../db/executor';
 import { planByteBudget } from '../../outbox/plan-byte-budget';
 import { parkRows } from '../../outbox/queries/park-rows';
 import { readPendingRows, type PendingRow } from '../../outbox/queries/read-pending-rows';
@@ -20,7 +20,7 @@ export interface LoadedBatch {
  * already knows: a batch of 2,000 rows of 900 kB would otherwise be 1.8 GB in a worker capped
  * at a 256 MB heap. Rows too large for Kafka are parked with their reason without being read.
  */
-export async function loadWithinByteBudget(pool: Pool, config: Config, ids: number[]): Promise<LoadedBatch> {
+export async function loadWithinByteBudget(pool: SqlExecutor, config: Config, ids: number[]): Promise<LoadedBatch> {
   const plan = planByteBudget(await readPendingSizes(pool, ids), config.relay.batchMaxBytes, config.kafka.maxMessageBytes);
   const parkedIds: number[] = [];
   if (plan.oversized.length > 0) {

@@ -89,7 +89,8 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
 
   return async function publishBatch(input: PublishBatchInput): Promise<PublishBatchOutput> {
     const ctx = Context.current();
-    const beat = ctx.info.isLocal ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    // A relay session calls this inside its own activity and heartbeats with its own details.
+    const beat = ctx.info.isLocal || ctx.info.activityType !== 'publishBatch' ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     try {
       const out: PublishBatchOutput = { sentIds: [], parkedIds: [], failedIds: [] };
       // Bounded in bytes as well as rows; rows past the budget stay pending for the next batch.

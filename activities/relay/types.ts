@@ -45,3 +45,46 @@ export interface WaitForPendingEventsOutput {
   outcome: 'pending' | 'timeout';
   waitedMs: number;
 }
+
+export interface RelaySessionInput {
+  shardIndex: number;
+  shardCount: number;
+  batchSize: number;
+  /** End after this many batches (the workflow's continue-as-new budget). */
+  maxBatches: number;
+  /** End after this long even under a steady backlog, so counters and placement are refreshed. */
+  sessionMs: number;
+  /** How long a drained shard waits in the session for more rows before going idle. */
+  drainGraceMs: number;
+  /** Workers the workflow stopped trusting (a session there timed out): not counted as live. */
+  avoid?: string[];
+}
+export interface RelaySessionProgress {
+  workerId: string;
+  state: 'locking' | 'running' | 'backing-off';
+  published: number;
+  batches: number;
+}
+export interface RelaySessionOutput {
+  /** The worker that ran the session. */
+  workerId: string;
+  ended: 'drained' | 'time-up' | 'batch-budget' | 'moved' | 'cancelled' | 'failed';
+  published: number;
+  batches: number;
+  parked: number;
+  /** Highest id published in this session (0 if none). */
+  lastId: number;
+  backlog?: { pending: number; parked: number };
+}
+
+export interface PlaceRelayShardInput {
+  shardIndex: number;
+  shardCount: number;
+  avoid?: string[];
+}
+export interface PlaceRelayShardOutput {
+  /** Undefined when no relay worker is live (none has heartbeated within its TTL). */
+  workerId?: string;
+  taskQueue?: string;
+  liveWorkers: number;
+}

@@ -1,8 +1,9 @@
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { createRelayActivities, PendingListener, PendingScanBounds, type RelayActivities } from '../../activities/relay';
+import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
+import { PendingListener, PendingScanBounds, type RelayActivities } from '../../activities/relay';
 import type { Config } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { createKafka } from '../../kafka/client';
+import { createRelayWorkerSet } from '../../workers/relay-worker-set';
 
 export interface InProcessRelayWorker {
   /** The very activities the worker runs (their bounds included), for timing the relay's own poll. */
@@ -22,22 +23,22 @@ export async function startInProcessRelayWorker(config: Config): Promise<InProce
   const producer = createKafka(config, 'bench-relay-worker').producer({ allowAutoTopicCreation: false });
   await producer.connect();
   const bounds = new PendingScanBounds(config.relay.fullScanIntervalMs);
-  const activities = createRelayActivities({ pool, producer, config, listener }, bounds);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const worker = await Worker.create({
+  const workers = await createRelayWorkerSet({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.relay.taskQueue!,
     workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows/relay-workflows'), logger: quiet }),
-    activities,
+    deps: { pool, producer, config, listener },
+    bounds,
     shutdownGraceTime: '2 seconds',
   });
-  const running = worker.run();
+  const running = workers.run();
   return {
-    activities,
+    activities: workers.activities,
     bounds,
     async close() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await workers.shutdown();
       await running.catch(() => undefined);
       await connection.close().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { readLayout } from '../../outbox/queries/relay-layout';
 import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { countAccountsWithPayments, mismatchedAccounts } from '../../app/account-balance-check';
@@ -69,9 +70,11 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     await waitForPollers(client, [config.relay.taskQueue ?? TASK_QUEUES.relay, config.consumer.taskQueue ?? TASK_QUEUES.consumer, config.retention.taskQueue]);
     say('all three workers are polling Temporal');
     const control = { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: config.relay.workflowId };
-    const relays = await startRelays(control, config.relay.shards);
+    // The recorded layout, else RELAY_SHARDS: an outbox laid out earlier keeps its shard count.
+    const shardCount = (await readLayout(pool)) ?? config.relay.shards;
+    const relays = await startRelays(control, shardCount);
     say(`relay shards: started [${relays.started.join(', ')}], already running [${relays.alreadyRunning.join(', ')}]`);
-    if (relays.alreadyRunning.length > 0) await restartStuckShards(control, config.relay.shards, say);
+    if (relays.alreadyRunning.length > 0) await restartStuckShards(control, shardCount, say);
     say(`retention schedule ${config.retention.scheduleId}: ${await ensureRetentionSchedule(client, config)} (every ${config.retention.interval})`);
     say(`audit schedule ${config.audit.scheduleId}: ${await ensureAuditSchedule(client, config)} (every ${config.audit.interval})`);
     await connection.close();

@@ -16,7 +16,13 @@ export const ENSURE_LAYOUT_SQL = `
 
 export async function ensureLayout(db: SqlExecutor, shardCount: number): Promise<number> {
   const { rows } = await db.query<{ shard_count: number }>(ENSURE_LAYOUT_SQL, [shardCount]);
-  return rows[0]!.shard_count;
+  if (rows[0]) return rows[0].shard_count;
+  // Two relays recording at once on a fresh database: the loser's INSERT waited for the winner's
+  // commit and did nothing, and its SELECT ran on the statement's snapshot, taken before that
+  // commit, so it saw no row either. A new statement sees the winner's row.
+  const recorded = await readLayout(db);
+  if (recorded === undefined) throw new Error('outbox_relay_layout: no row after recording one (was it deleted concurrently?)');
+  return recorded;
 }
 
 export const SET_LAYOUT_SQL = `

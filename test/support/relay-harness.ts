@@ -1,9 +1,10 @@
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { IHeaders } from 'kafkajs';
 import type { RelayActivityMode } from '../../workflows/relay';
 import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../../workflows/relay-timeouts';
-import { createRelayActivities, PendingListener } from '../../activities/relay';
+import { PendingListener } from '../../activities/relay';
+import { createRelayWorkerSet } from '../../workers/relay-worker-set';
 import { RelayWorkerProcess } from '../../bench/support/relay-worker-process';
 import { loadConfig, type Config } from '../../config/env';
 import { createPool } from '../../db/pool';
@@ -41,20 +42,20 @@ export async function startInProcessRelay(config: Config): Promise<InProcessRela
   const producer = createRelayProducer(createKafka(config, uniqueName('relay-test')));
   await producer.connect();
   const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const worker = await Worker.create({
+  const workers = await createRelayWorkerSet({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.relay.taskQueue!,
     workflowBundle: await relayBundle(),
-    activities: createRelayActivities({ pool, producer, config, listener }),
+    deps: { pool, producer, config, listener },
     shutdownGraceTime: '2 seconds',
   });
-  const running = worker.run();
+  const running = workers.run();
   return {
     taskQueue: config.relay.taskQueue!,
     config,
     async close() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await workers.shutdown();
       await running.catch(() => undefined);
       await connection.close().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);

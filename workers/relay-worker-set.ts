@@ -1,0 +1,62 @@
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { createRelayActivities, PendingScanBounds, RelayWorkerRegistry, type RelayActivities, type RelayActivityDeps } from '../activities/relay';
+
+export interface RelayWorkerSetOptions {
+  connection: NativeConnection;
+  namespace: string;
+  /** The shared relay task queue: shard workflows, their local activities and idle waits. */
+  taskQueue: string;
+  workflowBundle: WorkerOptions['workflowBundle'];
+  deps: RelayActivityDeps;
+  bounds?: PendingScanBounds;
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /** Fixed worker id (tests); by default host-pid-random. */
+  workerId?: string;
+}
+
+export interface RelayWorkerSet {
+  registry: RelayWorkerRegistry;
+  activities: RelayActivities;
+  /** Runs until shutdown(); rejects if either worker fails. */
+  run(): Promise<void>;
+  /** Leaves the live set first (sessions here end after their batch and move on), then drains. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * One relay worker process's Temporal side: a worker on the shared relay task queue (every relay
+ * worker polls it: workflow tasks, which any of them may run) and one on this process's own task
+ * queue, where the relay sessions of the shards placed on it are scheduled. Registered in
+ * outbox_relay_workers before it polls, so the first placement that reads the table can use it.
+ */
+export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise<RelayWorkerSet> {
+  const registry = new RelayWorkerRegistry(opts.deps.pool, opts.taskQueue, opts.workerId);
+  const activities = createRelayActivities({ ...opts.deps, registry }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs));
+  const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds' };
+  const shared = await Worker.create({ ...common, taskQueue: opts.taskQueue, workflowBundle: opts.workflowBundle });
+  const own = await Worker.create({ ...common, taskQueue: registry.taskQueue });
+  await registry.join();
+  let left: Promise<void> | undefined;
+  const shutdown = () => {
+    left ??= registry.leave().finally(() => {
+      for (const w of [shared, own]) if (w.getState() === 'RUNNING') w.shutdown();
+    });
+    return left;
+  };
+  return {
+    registry,
+    activities,
+    async run() {
+      const runs = [shared.run(), own.run()];
+      try {
+        await Promise.all(runs);
+      } catch (err) {
+        // One worker failed: take the other down too, so the process exits and is restarted.
+        await shutdown();
+        await Promise.allSettled(runs);
+        throw err;
+      }
+    },
+    shutdown,
+  };
+}
