@@ -88,6 +88,15 @@ export class RelayWorkerProcess {
     }
   }
 
+  /** SIGTERM, as an orchestrator stops a worker: it leaves the relay workers and finishes its batches. */
+  stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.child.once('exit', () => resolve());
+      this.child.kill('SIGTERM');
+    });
+  }
+
   kill9(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {

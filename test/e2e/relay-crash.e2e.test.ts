@@ -58,9 +58,10 @@ describe('relay crash safety: kill -9 of the worker', function () {
     await doomed.kill9();
 
     workers.push(new RelayProcess(env));
-    // The dead worker's workflow task times out (10 s) and the survivor replays it: no marker
-    // for the publish, so it runs again — re-sends the batch, then marks it. (With remote
-    // activities the publish activity's heartbeat timeout does the same.)
+    // The dead worker's relay session stops heartbeating and times out (10 s); the workflow places
+    // the shard on the survivor, whose session finds the batch still pending: it re-sends it, then
+    // marks it. (With local activities the workflow task times out and the survivor replays; with
+    // remote ones the publish activity's heartbeat timeout does the same.)
     await eventually('every row marked published', async () => (await unpublished()) === 0, 90_000);
     const messages = await readWholeTopic(topic.topic);
     const counts = new Map<string, number>();
@@ -69,7 +70,7 @@ describe('relay crash safety: kill -9 of the worker', function () {
     assert.deepEqual([...counts.values()], Array(10).fill(2), 'every event of the batch is on the topic twice: at-least-once');
   });
 
-  it('before the mark, local activities (default): the batch is re-sent on replay, then marked; nothing lost', async () => {
+  it('before the mark, relay session (default): the survivor\'s session re-sends the batch, then marks it; nothing lost', async () => {
     const taskQueue = uniqueName('relay-crash-tq');
     const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
     const doomed = new RelayProcess({ ...env, RELAY_FAULT_PAUSE_AT: 'before-mark' });
@@ -78,15 +79,16 @@ describe('relay crash safety: kill -9 of the worker', function () {
     await startShard(temporal.client, taskQueue, { batchSize: 100 });
 
     await doomed.waitForFaultPoint();
-    // Killed at once: the publish's result was a marker in a workflow task that never completed
-    // (the worker completes it at its next checkpoint, at the earliest about a second later).
+    // Killed at once: Kafka has the batch, the mark never ran, and the session's result never
+    // reached Temporal.
     await doomed.kill9();
     assert.equal((await readWholeTopic(topic.topic)).length, 10);
     assert.equal(await unpublished(), 10);
 
     workers.push(new RelayProcess(env));
-    // The workflow task times out (10 s); the survivor replays, finds no marker for fetch or
-    // publish, and runs them again: the same ten rows are still pending, so they are re-sent.
+    // The session times out (heartbeat, 10 s); the survivor's session finds the same ten rows
+    // still pending (its shard lock was freed when the killed worker's connection closed) and
+    // re-sends them.
     await eventually('every row marked published', async () => (await unpublished()) === 0, 90_000);
     const counts = new Map<string, number>();
     for (const m of await readWholeTopic(topic.topic)) counts.set(m.headers[HEADERS.eventId]!, (counts.get(m.headers[HEADERS.eventId]!) ?? 0) + 1);
