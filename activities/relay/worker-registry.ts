@@ -79,8 +79,7 @@ export class RelayWorkerRegistry {
 
   private async beat(): Promise<void> {
     if (this.leaving) return;
-    await heartbeatRelayWorker(this.db, { relayQueue: this.relayQueue, workerId: this.workerId, taskQueue: this.taskQueue, ttlMs: RELAY_WORKER_TTL_MS });
-    const live = await liveRelayWorkers(this.db, this.relayQueue);
+    const live = await heartbeatRelayWorker(this.db, { relayQueue: this.relayQueue, workerId: this.workerId, taskQueue: this.taskQueue, ttlMs: RELAY_WORKER_TTL_MS });
     this.lastBeatAt = performance.now();
     this.live = live;
     this.notify();
