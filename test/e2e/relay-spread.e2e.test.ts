@@ -16,9 +16,12 @@ const SHARDS = 8;
 /** The bound docs/relay.md states for a shard to move after a worker joins, leaves or dies. */
 const MOVE_BOUND_MS = 60_000;
 const KEYS = 64;
+// A worker process bundles its workflows before it polls: seconds normally, minutes on a machine
+// shared with other test runs. The bound above is counted from the moment it polls.
+const STARTUP_MS = 240_000;
 
 describe('relay shards spread over the relay workers that are running, and come back when one is killed', function () {
-  this.timeout(480_000);
+  this.timeout(900_000);
   let temporal: { client: Client; connection: Connection };
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
@@ -71,7 +74,7 @@ describe('relay shards spread over the relay workers that are running, and come 
     const handles: WorkflowHandle[] = [];
     const first = new RelayProcess(env);
     workers.push(first);
-    await first.waitUntilRunning();
+    await first.waitUntilRunning(STARTUP_MS);
     for (let i = 0; i < SHARDS; i++) handles.push(await startShard(temporal.client, taskQueue, { shardIndex: i, shardCount: SHARDS, batchSize: 200 }));
     load = startLoad();
 
@@ -108,12 +111,12 @@ describe('relay shards spread over the relay workers that are running, and come 
 
     const second = new RelayProcess(env);
     workers.push(second);
-    await second.waitUntilRunning();
+    await second.waitUntilRunning(STARTUP_MS);
     const two = await spreadOver([first, second], '2 workers');
 
     const third = new RelayProcess(env);
     workers.push(third);
-    await third.waitUntilRunning();
+    await third.waitUntilRunning(STARTUP_MS);
     const three = await spreadOver([first, second, third], '3 workers');
 
     await second.kill9();
