@@ -20,7 +20,7 @@ const KEYS = 64;
 // shared with other test runs. The bound above is counted from the moment it polls.
 const STARTUP_MS = 240_000;
 
-describe('relay shards spread over the relay workers that are running, and come back when one is killed', function () {
+describe('relay shards spread over the relay workers that are running, and come back when one is killed or stopped', function () {
   this.timeout(900_000);
   let temporal: { client: Client; connection: Connection };
   let db: TestDatabase;
@@ -122,7 +122,11 @@ describe('relay shards spread over the relay workers that are running, and come 
     await second.kill9();
     const afterKill = await spreadOver([first, third], 'second worker killed');
 
-    process.stdout.write(`      shard placement (shards per worker pid) and time to reach it: ${JSON.stringify({ one, two, three, afterKill })}\n`);
+    // A clean stop (SIGTERM, as an orchestrator scales down): the worker leaves the live set at once.
+    await third.stop();
+    const afterStop = await spreadOver([first], 'third worker stopped');
+
+    process.stdout.write(`      shard placement (shards per worker pid) and time to reach it: ${JSON.stringify({ one, two, three, afterKill, afterStop })}\n`);
 
     // Nothing lost and each key's first deliveries in order, through every move.
     const total = await load.stop();
