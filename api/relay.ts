@@ -3,6 +3,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
+import type { SqlExecutor } from '../db/executor';
 import { createPool } from '../db/pool';
 import { startRelays } from '../outbox/relay-control';
 import { readLayout } from '../outbox/queries/relay-layout';
@@ -20,6 +21,14 @@ export {
 } from '../outbox/relay-control';
 
 /**
+ * The shard count to start: the outbox's recorded layout, else RELAY_SHARDS (a fresh outbox). An
+ * outbox laid out before the default changed keeps its count until someone reshards it.
+ */
+export async function relayShardCount(db: SqlExecutor, config: Config): Promise<number> {
+  return (await readLayout(db)) ?? config.relay.shards;
+}
+
+/**
  * Starts the relay shards that are not running yet, on the relay task queue; safe to call on every
  * deploy. The shard count is the outbox's recorded layout, else RELAY_SHARDS (a fresh outbox), as
  * `relay start` does: an outbox laid out before the default changed keeps its count until
@@ -33,7 +42,7 @@ export async function startRelayShards(config: Config, opts: { workflowId?: (sha
     const client = new Client({ connection, namespace: config.temporal.namespace });
     return await startRelays(
       { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: opts.workflowId },
-      (await readLayout(pool)) ?? config.relay.shards,
+      await relayShardCount(pool, config),
     );
   } finally {
     await pool.end();

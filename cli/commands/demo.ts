@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { readLayout } from '../../outbox/queries/relay-layout';
 import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { countAccountsWithPayments, mismatchedAccounts } from '../../app/account-balance-check';
@@ -14,6 +13,7 @@ import {
   ensureAuditSchedule,
   ensureRetentionSchedule,
   loadConfig,
+  relayShardCount,
   restartShards,
   setUp,
   startRelays,
@@ -71,7 +71,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     say('all three workers are polling Temporal');
     const control = { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: config.relay.workflowId };
     // The recorded layout, else RELAY_SHARDS: an outbox laid out earlier keeps its shard count.
-    const shardCount = (await readLayout(pool)) ?? config.relay.shards;
+    const shardCount = await relayShardCount(pool, config);
     const relays = await startRelays(control, shardCount);
     say(`relay shards: started [${relays.started.join(', ')}], already running [${relays.alreadyRunning.join(', ')}]`);
     if (relays.alreadyRunning.length > 0) await restartStuckShards(control, shardCount, say);
