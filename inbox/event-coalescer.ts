@@ -16,6 +16,8 @@ export interface ChunkEvents extends ChunkSpan {
   offsets: string[];
   data: unknown[];
   payloadHashes: string[];
+  /** Each event's `traceparent` header (W3C trace context), null when it came without one. */
+  traceparents: (string | null)[];
 }
 
 export interface FlightReport extends EventBatchResult {
@@ -89,6 +91,8 @@ export class EventCoalescer {
         batch.topicIndex.push(t);
       }
     }
+    // Only when some event carries a trace: untraced batches keep their history as it was.
+    if (flight.some(({ chunk }) => chunk.traceparents.some((t) => t !== null))) batch.traceparents = flight.flatMap(({ chunk }) => chunk.traceparents);
     const workflowId = applyWorkflowId({ group: this.opts.group, spans: flight.map((w) => w.chunk) });
     const started = performance.now();
     try {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../config/env';
+import { WORKFLOW_INTERCEPTOR_MODULES } from './workflow-interceptors';
 
 /**
  * The bundle `npm run build` made of this workflows module, when there is one: the installed
@@ -24,7 +25,7 @@ export async function bundleInChildProcess(cacheDir: string, workflowsPath: stri
   const dir = path.join(cacheDir, 'workflow-bundles');
   fs.mkdirSync(dir, { recursive: true });
   const out = path.join(dir, `${path.basename(workflowsPath, path.extname(workflowsPath))}-${process.pid}-${Date.now()}.js`);
-  const script = `require('@temporalio/worker').bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsPath)} })
+  const script = `require('@temporalio/worker').bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsPath)}, workflowInterceptorModules: ${JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES)} })
     .then((b) => require('node:fs').writeFileSync(${JSON.stringify(out)}, b.code))
     .catch((e) => { console.error(e); process.exit(1); });`;
   // TypeScript sources (this repository) need the tsx loader; compiled ones do not.
