@@ -12,7 +12,6 @@ import type { HandlerRegistry } from './handler';
 import { MAX_EVENT_TYPE_LENGTH } from './handler';
 import { parkEvents, type ParkedMessage } from './park-events';
 import { payloadHash } from './payload-hash';
-import { withApplyBatchSpan } from '../observability/apply-spans';
 import { TRACE_HEADERS } from '../observability/trace-context';
 import { headerText, quote, validateEnvelope } from './validate-envelope';
 
@@ -45,8 +44,7 @@ const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
 /** Starts applyEventsWorkflow and waits for its result. */
 export function applyWorkflowRunner(client: Client, taskQueue: string): RunApplyWorkflow {
   return (workflowId, batch) =>
-    withApplyBatchSpan(batch, workflowId, () =>
-      client.workflow.execute(APPLY_EVENTS_WORKFLOW, {
+    client.workflow.execute(APPLY_EVENTS_WORKFLOW, {
       taskQueue,
       workflowId,
       // A closed run with this id (an earlier delivery of the same chunks) may run again: the
@@ -59,8 +57,7 @@ export function applyWorkflowRunner(client: Client, taskQueue: string): RunApply
       // Findable in the UI by consumer, topics, partitions and offsets (inbox/apply-search-attributes.ts).
       typedSearchAttributes: applySearchAttributes(batch),
       args: [batch],
-    }),
-    );
+    });
 }
 
 /**

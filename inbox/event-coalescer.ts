@@ -1,4 +1,5 @@
 import type { EventBatch, EventBatchResult } from '../workflows/inbox-contract';
+import { withApplyBatchSpan } from '../observability/apply-spans';
 import { applyWorkflowId, type ChunkSpan } from './apply-workflow-id';
 
 // Group commit for events. kafkajs hands us one batch per partition, concurrently; one
@@ -96,16 +97,21 @@ export class EventCoalescer {
     const workflowId = applyWorkflowId({ group: this.opts.group, spans: flight.map((w) => w.chunk) });
     const started = performance.now();
     try {
-      const result = await this.run(workflowId, batch);
-      const report: FlightReport = {
-        ...result,
-        workflowId,
-        events: batch.eventIds.length,
-        chunks: flight.length,
-        partitions: [...new Set(flight.map((w) => `${w.chunk.topic}/${w.chunk.partition}`))].sort(),
-        workflowMs: Math.round(performance.now() - started),
-      };
-      this.opts.onFlight?.(report);
+      // In a span of its own (linked to the events' traces): the workflow's start joins it, and
+      // the flight's log line carries its trace id.
+      const report = await withApplyBatchSpan(batch, workflowId, async () => {
+        const result = await this.run(workflowId, batch);
+        const done: FlightReport = {
+          ...result,
+          workflowId,
+          events: batch.eventIds.length,
+          chunks: flight.length,
+          partitions: [...new Set(flight.map((w) => `${w.chunk.topic}/${w.chunk.partition}`))].sort(),
+          workflowMs: Math.round(performance.now() - started),
+        };
+        this.opts.onFlight?.(done);
+        return done;
+      });
       for (const w of flight) w.resolve(report);
     } catch (err) {
       for (const w of flight) w.reject(err);
