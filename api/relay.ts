@@ -8,7 +8,7 @@ import { createPool } from '../db/pool';
 import { startRelays } from '../outbox/relay-control';
 import { readLayout } from '../outbox/queries/relay-layout';
 
-export { runRelayWorker } from '../workers/relay.worker';
+export { runRelayWorker, type RelayWorkerOptions } from '../workers/relay.worker';
 export {
   startRelays,
   stopRelays,

@@ -1,5 +1,6 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createRelayActivities, PendingScanBounds, RelayWorkerRegistry, type RelayActivities, type RelayActivityDeps } from '../activities/relay';
+import { workflowSpanSinks } from '../observability/tracing';
 
 export interface RelayWorkerSetOptions {
   connection: NativeConnection;
@@ -10,6 +11,8 @@ export interface RelayWorkerSetOptions {
   deps: RelayActivityDeps;
   bounds?: PendingScanBounds;
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /** Tracing: activity interceptors (both workers) and the workflow span sink (observability/tracing.ts). */
+  workerOptions?: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
   /** Fixed worker id (tests); by default host-pid-random. */
   workerId?: string;
 }
@@ -32,8 +35,10 @@ export interface RelayWorkerSet {
 export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise<RelayWorkerSet> {
   const registry = new RelayWorkerRegistry(opts.deps.pool, opts.taskQueue, opts.workerId);
   const activities = createRelayActivities({ ...opts.deps, registry }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs));
-  const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds' };
-  const shared = await Worker.create({ ...common, taskQueue: opts.taskQueue, workflowBundle: opts.workflowBundle });
+  const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds', interceptors: opts.workerOptions?.interceptors };
+  // Our bundles carry the OpenTelemetry workflow interceptors, so the sink their spans leave
+  // through must be there even when this process exports nothing (it then drops them).
+  const shared = await Worker.create({ ...common, taskQueue: opts.taskQueue, workflowBundle: opts.workflowBundle, sinks: opts.workerOptions?.sinks ?? workflowSpanSinks() });
   const own = await Worker.create({ ...common, taskQueue: registry.taskQueue });
   await registry.join();
   let left: Promise<void> | undefined;

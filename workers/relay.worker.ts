@@ -1,3 +1,4 @@
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Producer } from 'kafkajs';
 import { NativeConnection } from '@temporalio/worker';
 import { PendingListener } from '../activities/relay';
@@ -20,10 +21,17 @@ import { onShutdownSignal, workflowCode } from './temporal-worker';
 // spread over the live ones (docs/relay.md, "Where shards run"), so adding a process adds
 // capacity, and a shard's advisory lock keeps two sessions of one shard from relaying at once.
 
-export async function runRelayWorker(config: Config): Promise<void> {
+export interface RelayWorkerOptions {
+  /** Stops the worker like SIGTERM does (in-flight activities finish, then it returns). */
+  signal?: AbortSignal;
+  /** Your own OpenTelemetry span processor (else OTLP from OTEL_EXPORTER_OTLP_ENDPOINT, else none): docs/observability.md. */
+  spanProcessor?: SpanProcessor;
+}
+
+export async function runRelayWorker(config: Config, options: RelayWorkerOptions = {}): Promise<void> {
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
-  const observability = await startWorkerObservability(config, 'relay', logger);
+  const observability = await startWorkerObservability(config, 'relay', logger, { spanProcessor: options.spanProcessor });
   const pool = createPool(config.database.workerUrls.relay, { max: 10 });
   const listener = new PendingListener(config.database.workerUrls.relay);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
@@ -45,11 +53,18 @@ export async function runRelayWorker(config: Config): Promise<void> {
       deps: { pool, producer, config, listener },
       // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
       shutdownGraceTime: '10 seconds',
+      workerOptions: observability.tracing.workerOptions,
     });
-    onShutdownSignal(() => {
+    const stop = () => {
       logger.info('stopping: leaving the relay workers, finishing in-flight batches');
       void workers.shutdown();
-    });
+    };
+    if (options.signal) {
+      if (options.signal.aborted) stop();
+      else options.signal.addEventListener('abort', stop, { once: true });
+    } else {
+      onShutdownSignal(stop);
+    }
     logger.info({ pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic, faultPauseAt: config.relay.faultPauseAt }, 'relay worker running');
     startMemoryLog(logger, config.relay.memoryLogMs);
     await workers.run();
@@ -63,4 +78,4 @@ export async function runRelayWorker(config: Config): Promise<void> {
   }
 }
 
-if (require.main === module) runWorkerMain('relay worker', runRelayWorker);
+if (require.main === module) runWorkerMain('relay worker', (config) => runRelayWorker(config));
