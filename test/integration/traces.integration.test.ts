@@ -130,11 +130,13 @@ describe('traces: one W3C trace from enqueue to the applied credit, through the 
     const message = messages.find((m) => m.headers['event-id'] === confirmed.eventId)!;
     assert.equal(message.headers.traceparent, `00-${traceId}-${publish.spanContext().spanId}-01`);
 
-    // Temporal's interceptors tie the workflows in: the relay's publish activity and the consumer's
-    // apply activity are spans (RunActivity), linked from the event's spans.
+    // Temporal's interceptors tie the workflows in: the relay session that published the batch and
+    // the consumer's apply activity are spans (RunActivity), linked from the event's spans.
+    // (A session's span ends with the session: a moment after the shard is drained.)
+    await eventually('the relay session span ended', async () => spans().some((s) => s.spanContext().spanId === publish.links[0]?.context.spanId), 30_000);
     const byId = new Map(spans().map((s) => [s.spanContext().spanId, s]));
     const linkedName = (s: ReadableSpan) => s.links.map((l) => byId.get(l.context.spanId)?.name);
-    assert.deepEqual(linkedName(publish), ['RunActivity:publishBatch']);
+    assert.deepEqual(linkedName(publish), ['RunActivity:relayShardSession']);
     assert.deepEqual(linkedName(apply!), ['RunActivity:applyEvents']);
     const applyActivity = byId.get(apply!.links[0]!.context.spanId)!;
     const workflowTrace = spans().filter((s) => s.spanContext().traceId === applyActivity.spanContext().traceId).map((s) => s.name);
