@@ -1,6 +1,7 @@
 import type { Producer } from 'kafkajs';
 import type { Config } from '../../config/env';
 import type { SqlExecutor } from '../../db/executor';
+import type { BytesInFlight } from './bytes-in-flight';
 import type { PendingListener } from './pending-listener';
 
 export interface RelayActivityDeps {
@@ -9,4 +10,6 @@ export interface RelayActivityDeps {
   producer: Producer;
   config: Config;
   listener: PendingListener;
+  /** Row bodies the whole process holds at once (createRelayActivities makes one per process). */
+  bytesInFlight?: BytesInFlight;
 }

@@ -1,3 +1,4 @@
+import { BytesInFlight } from './bytes-in-flight';
 import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
 import { createMarkPublished } from './mark-published';
@@ -15,7 +16,10 @@ export { PendingScanBounds } from './pending-scan-bound';
 export { RelayWorkerRegistry } from './worker-registry';
 
 /** The relay's activities, bound to one worker's pool, producer, LISTEN connection and place among the relay workers. */
-export function createRelayActivities(deps: RelayActivityDeps & { registry: RelayWorkerRegistry }, bounds = new PendingScanBounds(deps.config.relay.fullScanIntervalMs)) {
+export function createRelayActivities(given: RelayActivityDeps & { registry: RelayWorkerRegistry }, bounds = new PendingScanBounds(given.config.relay.fullScanIntervalMs)) {
+  // Two batches' worth: what a worker running the earlier default of 2 shards could hold, now
+  // shared by however many shards it runs.
+  const deps = { ...given, bytesInFlight: given.bytesInFlight ?? new BytesInFlight(2 * given.config.relay.batchMaxBytes) };
   // Per process and per shard: a bound is only ever safe, so a shard that moves to another worker
   // starts there from that worker's own (older, or no) bound. (A benchmark passes its own
   // `bounds` to read them.)

@@ -1,6 +1,7 @@
 import { log } from '@temporalio/activity';
 import type { Config } from '../../config/env';
 import type { SqlExecutor } from '../../db/executor';
+import type { BytesInFlight } from './bytes-in-flight';
 import { planByteBudget } from '../../outbox/plan-byte-budget';
 import { parkRows } from '../../outbox/queries/park-rows';
 import { readPendingRows, type PendingRow } from '../../outbox/queries/read-pending-rows';
@@ -13,6 +14,8 @@ export interface LoadedBatch {
   parkedIds: number[];
   /** Legal rows left pending for the next batch (past the byte budget). */
   deferred: number;
+  /** Gives the bodies' bytes back to the process-wide budget: call once the batch is sent (or failed). */
+  release: () => void;
 }
 
 /**
@@ -20,7 +23,7 @@ export interface LoadedBatch {
  * already knows: a batch of 2,000 rows of 900 kB would otherwise be 1.8 GB in a worker capped
  * at a 256 MB heap. Rows too large for Kafka are parked with their reason without being read.
  */
-export async function loadWithinByteBudget(pool: SqlExecutor, config: Config, ids: number[]): Promise<LoadedBatch> {
+export async function loadWithinByteBudget(pool: SqlExecutor, config: Config, ids: number[], inFlight?: BytesInFlight): Promise<LoadedBatch> {
   const plan = planByteBudget(await readPendingSizes(pool, ids), config.relay.batchMaxBytes, config.kafka.maxMessageBytes);
   const parkedIds: number[] = [];
   if (plan.oversized.length > 0) {
@@ -29,6 +32,13 @@ export async function loadWithinByteBudget(pool: SqlExecutor, config: Config, id
     parkedIds.push(...plan.oversized.map((r) => r.id));
     log.warn('parked outbox rows over the Kafka message limit', { count: plan.oversized.length, firstId: plan.oversized[0]!.id, reason: plan.oversized[0]!.reason });
   }
-  const rows = plan.loadIds.length > 0 ? await readPendingRows(pool, plan.loadIds) : [];
-  return { rows, parkedIds, deferred: plan.deferred };
+  // Waits while other shards of this process hold their batches' bodies (bytes-in-flight.ts).
+  const release = inFlight && plan.loadBytes > 0 ? await inFlight.acquire(plan.loadBytes) : () => undefined;
+  try {
+    const rows = plan.loadIds.length > 0 ? await readPendingRows(pool, plan.loadIds) : [];
+    return { rows, parkedIds, deferred: plan.deferred, release };
+  } catch (err) {
+    release();
+    throw err;
+  }
 }

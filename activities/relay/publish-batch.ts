@@ -25,7 +25,7 @@ interface Sendable {
   bytes: number;
 }
 
-export function createPublishBatch({ pool, producer, config }: RelayActivityDeps) {
+export function createPublishBatch({ pool, producer, config, bytesInFlight }: RelayActivityDeps) {
   // Each row goes to the topic its event type is routed to (KAFKA_TOPIC_ROUTES, else KAFKA_TOPIC).
   const topicOf = (item: Sendable) => topicForEventType(config.kafka, item.row.eventType);
 
@@ -92,10 +92,12 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
     const ctx = Context.current();
     // A relay session calls this inside its own activity and heartbeats with its own details.
     const beat = ctx.info.isLocal || ctx.info.activityType !== 'publishBatch' ? undefined : setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    let releaseBytes = () => undefined as void;
     try {
       const out: PublishBatchOutput = { sentIds: [], parkedIds: [], failedIds: [] };
       // Bounded in bytes as well as rows; rows past the budget stay pending for the next batch.
-      const { rows, parkedIds: oversizedIds } = await loadWithinByteBudget(pool, config, input.ids);
+      const { rows, parkedIds: oversizedIds, release } = await loadWithinByteBudget(pool, config, input.ids, bytesInFlight);
+      releaseBytes = release;
       out.parkedIds.push(...oversizedIds);
       const sendable: Sendable[] = [];
       const invalid: { id: number; reason: string }[] = [];
@@ -133,6 +135,7 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
       await faultPoint(config, 'after-kafka-ack', { ids: out.sentIds.length, firstId: out.sentIds[0], lastId: out.sentIds.at(-1) });
       return out;
     } finally {
+      releaseBytes();
       clearInterval(beat);
     }
   };
