@@ -152,7 +152,7 @@ describe('metrics: a real Prometheus scrapes the relay, consumer and retention w
     // Logs (point 7): JSON lines carrying workflow, outbox and event ids; never a payload body.
     const parkedLine = await relay.waitForLog((l) => l.msg === 'parked malformed outbox rows', 10_000);
     assert.equal(parkedLine.workflowId, shard.workflowId);
-    assert.equal(parkedLine.activityType, 'publishBatch');
+    assert.equal(parkedLine.activityType, 'relayShardSession', 'logged inside the relay session that parked it');
     assert.ok(Array.isArray(parkedLine.outboxIds) && parkedLine.outboxIds.length === 1);
     const creditedLine = await consumer.waitForLog((l) => l.msg === 'batch applied', 10_000);
     assert.ok(typeof creditedLine.workflowId === 'string' && creditedLine.workflowId.length > 0);
