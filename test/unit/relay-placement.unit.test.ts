@@ -31,17 +31,23 @@ describe('placeShards (which relay worker runs which shard)', () => {
     assert.deepEqual(placeShards(8, workers), placeShards(8, [...workers].reverse()));
   });
 
-  it('keeps most shards where they were when a worker joins or leaves', () => {
-    let moved = 0;
-    let cases = 0;
-    for (let seed = 0; seed < 50; seed++) {
+  it('keeps most shards where they were when a worker joins or leaves (≈ the minimum that must move)', () => {
+    const moves = (before: LiveRelayWorker[], after: LiveRelayWorker[]) => {
+      const b = placeShards(8, before).map((w) => w!.workerId);
+      const a = placeShards(8, after).map((w) => w!.workerId);
+      return b.filter((id, i) => id !== a[i]).length;
+    };
+    let joined = 0;
+    let left = 0;
+    const sets = 200;
+    for (let seed = 0; seed < sets; seed++) {
       const three = [worker(seed * 3), worker(seed * 3 + 1), worker(seed * 3 + 2)];
-      const before = placeShards(8, three.slice(0, 2)).map((w) => w!.workerId);
-      const after = placeShards(8, three).map((w) => w!.workerId);
-      moved += before.filter((id, i) => id !== after[i]).length;
-      cases += 1;
+      joined += moves(three.slice(0, 2), three);
+      left += moves(three, [three[0]!, three[2]!]);
     }
-    // The third worker must take ⌊8/3⌋ = 2 or 3 shards; moving far more than that would be churn.
-    assert.ok(moved / cases <= 4, `on average ${moved / cases} of 8 shards moved when a third worker joined`);
+    // A third worker must take 2 or 3 of 8 shards, and a leaver held 2 or 3: ≈ 2.7 must move.
+    // Measured 3.1 for both (docs/relay.md); far more would be churn.
+    assert.ok(joined / sets <= 3.5, `on average ${joined / sets} of 8 shards moved when a third worker joined`);
+    assert.ok(left / sets <= 3.5, `on average ${left / sets} of 8 shards moved when one of three left`);
   });
 });
