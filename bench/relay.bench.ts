@@ -2,7 +2,7 @@ import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
-import type { RelayActivityMode } from '../workflows/relay';
+import type { RelayActivityMode } from '../workflows/relay-contract';
 import { createBenchTopic, deleteBenchTopics } from './support/bench-topic';
 import { measureCpu } from './support/cpu-usage';
 import { probeKafkaSend } from './support/kafka-send-probe';

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
 import { auditScheduleOptions, ensureAuditSchedule } from '../../audit/schedule';
 import { triggerAuditRun } from '../../audit/trigger-run';
-import type { AuditReport } from '../../audit/types';
+import { RECONCILIATION_WORKFLOW, type AuditReport } from '../../workflows/reconciliation-contract';
 import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
 import { auditScheduleCheck } from '../../doctor/checks/audit-schedule';
 import { runChecks } from '../../doctor/run-doctor';
@@ -150,7 +150,7 @@ describe('reconciliation audit (Temporal Schedule) on the real pipeline', functi
   it('the schedule is the documented one: interval, overlap skip, the reconciliation workflow', async () => {
     const d = await temporal.client.schedule.getHandle(config.audit.scheduleId).describe();
     const expected = auditScheduleOptions(config);
-    assert.equal(d.action.type === 'startWorkflow' && d.action.workflowType, 'reconciliationWorkflow');
+    assert.equal(d.action.type === 'startWorkflow' && d.action.workflowType, RECONCILIATION_WORKFLOW);
     assert.equal(d.action.type === 'startWorkflow' && d.action.taskQueue, expected.action.taskQueue);
     assert.ok(d.info.numActionsTaken >= 2);
   });

@@ -11,6 +11,7 @@ import { startTestPrometheus, type TestPrometheus } from '../support/prometheus'
 import { startShard, terminateStartedShards } from '../support/relay-harness';
 import { testTemporalClient } from '../support/temporal';
 import { eventually } from '../support/wait';
+import { RETENTION_WORKFLOW, type RetentionWorkflow } from '../../workflows/retention-contract';
 
 // Point 1 of issue 14 on the real services: the three worker processes serve /metrics, a real
 // Prometheus (the machine's binary) scrapes them and the Temporal SDK's endpoints, and its
@@ -136,7 +137,7 @@ describe('metrics: a real Prometheus scrapes the relay, consumer and retention w
 
     // A retention run with a 1 ms window removes every published row.
     await new Promise((r) => setTimeout(r, 50));
-    const report = await temporal.client.workflow.execute('retentionWorkflow', { taskQueue: retentionQueue, workflowId: uniqueName('metrics-retention-run'), args: [{ windowMs: 1 }] });
+    const report = await temporal.client.workflow.execute<RetentionWorkflow>(RETENTION_WORKFLOW, { taskQueue: retentionQueue, workflowId: uniqueName('metrics-retention-run'), args: [{ windowMs: 1 }] });
     assert.ok(report);
     const remaining = Number((await db.pool.query('SELECT count(*) AS n FROM outbox_events WHERE published_at IS NOT NULL')).rows[0].n);
     assert.equal(remaining, 0);

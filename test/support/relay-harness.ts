@@ -1,8 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { IHeaders } from 'kafkajs';
-import type { RelayActivityMode } from '../../workflows/relay';
-import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../../workflows/relay-timeouts';
+import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayActivityMode, type RelayShardWorkflow } from '../../workflows/relay-contract';
 import { createRelayActivities, PendingListener } from '../../activities/relay';
 import { RelayWorkerProcess } from '../../bench/support/relay-worker-process';
 import { loadConfig, type Config } from '../../config/env';
@@ -86,7 +85,7 @@ export async function terminateStartedShards(): Promise<void> {
 /** Starts one relay shard workflow under a unique id (tests never share a workflow id). */
 export async function startShard(client: Client, taskQueue: string, opts: ShardOptions = {}, workflowId = uniqueName(`relay-shard-${opts.shardIndex ?? 0}`)) {
   started.push({ client, workflowId });
-  return client.workflow.start('relayShardWorkflow', {
+  return client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, {
     taskQueue,
     workflowId,
     workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
