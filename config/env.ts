@@ -117,11 +117,6 @@ const settings = z.object({
    * is held back.
    */
   RELAY_FULL_SCAN_INTERVAL_MS: durationMs.max(3_600_000).default(30_000),
-  /**
-   * Fault-injection hook for crash tests, never set in production: the relay worker stops dead
-   * at this point (prints a marker, then hangs) so a test can kill -9 it exactly there.
-   */
-  RELAY_FAULT_PAUSE_AT: z.enum(['after-kafka-ack', 'before-mark']).optional(),
   /** When set, the relay worker logs its memory (RSS, V8 heap, external) this often; for soak runs. */
   RELAY_MEMORY_LOG_MS: durationMs.optional(),
 
@@ -269,7 +264,6 @@ const configSchema = settings.transform((e, ctx) => {
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
       fullScanIntervalMs: e.RELAY_FULL_SCAN_INTERVAL_MS,
-      faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
       memoryLogMs: e.RELAY_MEMORY_LOG_MS,
     },
     inbox: { retentionMs: e.INBOX_RETENTION_MS },

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { createKafka } from '../../kafka/client';
 import { createRelayProducer } from '../../kafka/relay-producer';
+import { FAULT_POINT_MARKER, type FaultPoint } from '../fixtures/relay-worker-fault-point';
 import { uniqueName } from './ids';
 import { testKafka } from './kafka';
 
@@ -95,11 +96,16 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
 
 /** A relay worker process (`tsx workers/relay.worker.ts`), for tests that kill -9 it at a fault point. */
 export class RelayProcess extends RelayWorkerProcess {
+  /** The production worker with its activities wrapped to stop dead at `point` (test/fixtures/relay-worker-fault-point.ts). */
+  static pausingAt(point: FaultPoint, env: Record<string, string>): RelayProcess {
+    return new RelayProcess(env, [], [require.resolve('../fixtures/relay-worker-fault-point'), point]);
+  }
+
   /** Resolves with the fault point's JSON detail once the worker reports reaching it. */
   async waitForFaultPoint(timeoutMs = 60_000): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const match = /RELAY_FAULT_POINT (\{.*\})/.exec(this.stderr);
+      const match = new RegExp(`${FAULT_POINT_MARKER} (\\{.*\\})`).exec(this.stderr);
       if (match) return JSON.parse(match[1]!);
       if (this.child.exitCode !== null) throw new Error(`relay worker exited (${this.child.exitCode}) before the fault point:\n${this.stderr}`);
       await new Promise((r) => setTimeout(r, 50));
