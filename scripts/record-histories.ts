@@ -5,7 +5,7 @@
 //   npm run histories:record
 // Re-run it at each release (after bumping the version: a new folder beside the older ones) and
 // whenever a workflow gains a path the recorded runs do not take. docs/upgrading.md says when.
-import '../test/support/quiet-runtime';
+import '../testkit/quiet-runtime';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createInboxActivities } from '../activities/inbox';
@@ -18,13 +18,13 @@ import { paymentConfirmedHandler } from '../payments/credit-handler';
 import { APPLY_CREDIT_WORKFLOW, type ApplyCreditWorkflow, type EventBatch } from '../workflows/inbox-contract';
 import { statusQuery, stopSignal } from '../workflows/relay-contract';
 import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../workflows/retention-contract';
-import { createTestDatabase, type TestDatabase } from '../test/support/database';
-import { uniqueName } from '../test/support/ids';
-import { testKafka } from '../test/support/kafka';
-import { relayTestConfig, startInProcessRelay, startShard } from '../test/support/relay-harness';
-import { testTemporalClient } from '../test/support/temporal';
-import { eventually } from '../test/support/wait';
-import { currentRelease, writeRecordedHistory, type History } from '../test/support/workflow-histories';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { uniqueName } from '../testkit/ids';
+import { testKafka } from '../testkit/kafka';
+import { relayTestConfig, startInProcessRelay, startShard } from '../testkit/relay-harness';
+import { testTemporalClient } from '../testkit/temporal';
+import { eventually } from '../testkit/wait';
+import { currentRelease, writeRecordedHistory, type History } from '../testkit/workflow-histories';
 
 const say = (m: string) => console.log(`[histories] ${m}`);
 

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { endShard } from '../../outbox/relay-control';
 import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, type RelayActivityMode, type RelayShardWorkflow, type RelayStatus } from '../../workflows/relay-contract';
-import { runId } from './run-id';
+import { uniqueName } from '../../testkit/ids';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -11,7 +11,7 @@ export class Relays {
   constructor(private readonly client: Client, private readonly taskQueue: string) {}
   async start(opts: { shards: number; batchSize: number; mode: RelayActivityMode }) {
     for (let i = 0; i < opts.shards; i++) {
-      const workflowId = runId(`bench-relay-${opts.mode}-shard-${i}`);
+      const workflowId = uniqueName(`bench-relay-${opts.mode}-shard-${i}`);
       this.workflowIds.push(workflowId);
       await this.client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, {
         taskQueue: this.taskQueue,

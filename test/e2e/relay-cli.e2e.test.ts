@@ -9,11 +9,11 @@ import { loadConfig, PROJECT_ROOT } from '../../config/env';
 import { cachePaths } from '../../infra/paths';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { temporalCli } from '../../infra/temporal-cli';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, RelayProcess } from '../support/relay-harness';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, RelayProcess } from '../../testkit/relay-harness';
+import { eventually } from '../../testkit/wait';
 import { statusQuery } from '../../workflows/relay-contract';
 
 const run = promisify(execFile);

@@ -10,11 +10,11 @@ import { cachePaths } from '../../infra/paths';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { temporalCli } from '../../infra/temporal-cli';
 import { pauseSignal, redriveUpdate, resumeSignal, statusQuery } from '../../workflows/relay-contract';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../support/relay-harness';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../../testkit/relay-harness';
+import { eventually } from '../../testkit/wait';
 
 const run = promisify(execFile);
 

@@ -10,14 +10,14 @@ import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
 import { auditScheduleCheck } from '../../doctor/checks/audit-schedule';
 import { runChecks } from '../../doctor/run-doctor';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
-import { startAuditWorker } from '../support/audit-worker';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { startAuditWorker } from '../../testkit/audit-worker';
+import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 const run = promisify(execFile);
 

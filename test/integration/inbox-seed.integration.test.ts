@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import type { ApplyCreditResult } from '../../inbox/apply-credit';
-import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 import { APPLY_CREDIT_WORKFLOW, type ApplyCreditWorkflow } from '../../workflows/inbox-contract';
 
 // The seed's third scene, literally: evt_9f2 credits account 42 with 500, delivered twice.

@@ -4,12 +4,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { HEADERS } from '../../kafka/message-format';
 import { enqueue } from '../../outbox/enqueue';
 import { listParked, redriveParked } from '../../outbox/queries/parked-rows';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 import { RELAY_FAILURES, statusQuery, stopSignal } from '../../workflows/relay-contract';
 
 describe('relay guarantees: poison rows, order per key, one relay per shard', function () {

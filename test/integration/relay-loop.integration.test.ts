@@ -7,9 +7,9 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSo
 import type { RelayActivities } from '../../activities/relay';
 import { loadConfig } from '../../config/env';
 import { RELAY_FAILURES, RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, stopSignal, type RelayShardInput, type RelayShardWorkflow } from '../../workflows/relay-contract';
-import { uniqueName } from '../support/ids';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { uniqueName } from '../../testkit/ids';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // The relay shard's loop on its own, in seconds: the real workflow code on a real worker against
 // the running dev server, with stub activities this test registers instead of PostgreSQL and

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { HEADERS } from '../../kafka/message-format';
 import { enqueue } from '../../outbox/enqueue';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 import { statusQuery, stopSignal } from '../../workflows/relay-contract';
 
 describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () {

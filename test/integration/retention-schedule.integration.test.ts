@@ -7,11 +7,11 @@ import { Client, ScheduleOverlapPolicy } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../../activities/retention';
 import { RETENTION_WORKFLOW, type RetentionReport } from '../../workflows/retention-contract';
-import { seedScene } from '../../bench/seed-scene-rows';
+import { seedScene } from '../../testkit/seed-scene-rows';
 import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { testTemporalClient } from '../support/temporal';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { testTemporalClient } from '../../testkit/temporal';
 
 const exec = promisify(execFile);
 

@@ -4,14 +4,14 @@ import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../../activities/retention';
 import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../../workflows/retention-contract';
-import { seedScene } from '../../bench/seed-scene-rows';
+import { seedScene } from '../../testkit/seed-scene-rows';
 import { loadConfig, PROJECT_ROOT } from '../../config/env';
 import { databaseTimeAgo } from '../../retention/database-clock';
 import { planOutboxWalk } from '../../retention/plan-outbox-walk';
 import { sweepPublishedOutbox, type SweepBatch } from '../../retention/sweep-published-outbox';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { testTemporalClient } from '../support/temporal';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { testTemporalClient } from '../../testkit/temporal';
 
 const DAY = 86_400_000;
 const SHAPE = { rows: 200_000, perDay: 50_000, pending: 50, parked: 20 };

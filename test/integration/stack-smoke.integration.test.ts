@@ -3,10 +3,10 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../config/env';
 import { createSmokeActivities } from '../fixtures/smoke-activities';
 import { smokeWorkflow } from '../fixtures/smoke-workflow';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { testTemporalClient } from '../support/temporal';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { testTemporalClient } from '../../testkit/temporal';
 
 describe('the real stack (smoke)', () => {
   let db: TestDatabase;

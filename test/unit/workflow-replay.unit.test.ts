@@ -5,7 +5,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { APPLY_CREDIT_WORKFLOW, APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox-contract';
 import { RELAY_SHARD_WORKFLOW } from '../../workflows/relay-contract';
 import { RETENTION_WORKFLOW } from '../../workflows/retention-contract';
-import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, type History, type RecordedHistory } from '../support/workflow-histories';
+import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, type History, type RecordedHistory } from '../../testkit/workflow-histories';
 
 // Upgrades must not stall running workflows: every history recorded from a release
 // (test/histories/<release>/, `npm run histories:record`) must replay on the workflow code of

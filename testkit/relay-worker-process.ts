@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../config/env';
-import { WORKER_NODE_ARGS } from '../../workers/node-args';
+import { PROJECT_ROOT } from '../config/env';
+import { WORKER_NODE_ARGS } from '../workers/node-args';
 
 export interface WorkerMemoryLog {
   rssMiB: number;
