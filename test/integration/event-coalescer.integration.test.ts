@@ -62,6 +62,7 @@ function chunk(topic: string, partition: number, events: number, idPrefix = 'ev'
     offsets,
     data: offsets.map((o) => ({ accountId: '1', amount: Number(o) + 1 })),
     payloadHashes: offsets.map((o) => `hash-${o}`),
+    traceparents: offsets.map(() => null),
   };
 }
 
