@@ -2,15 +2,14 @@ import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
-import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../workflows/relay-timeouts';
-import type { RelayStatus } from '../workflows/relay-status';
-import { createBenchTopic, deleteBenchTopics } from './support/bench-topic';
+import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, type RelayShardWorkflow } from '../workflows/relay-contract';
+import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { measureCpu } from './support/cpu-usage';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
-import { RelayWorkerProcess } from './support/relay-worker-process';
+import { RelayWorkerProcess } from '../testkit/relay-worker-process';
 import { median, saveBenchmark } from './support/report';
-import { runId } from './support/run-id';
-import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database';
+import { uniqueName } from '../testkit/ids';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
 
 // Relay scale-out at the default settings (relay sessions, RELAY_SHARDS = 8, batch 2,000): one set
 // of shards, started once, while relay worker processes are added 1 → 2 → 3 and then stopped
@@ -31,11 +30,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
 
 async function statuses(client: Client, ids: string[]) {
-  return Promise.all(ids.map((id) => client.workflow.getHandle(id).query<RelayStatus>('status')));
+  return Promise.all(ids.map((id) => client.workflow.getHandle(id).query(statusQuery)));
 }
 
 /** Shards per worker pid once every shard's last session ran on a live worker and the spread is within ⌈S/N⌉+1. */
-async function waitSpread(db: ScratchDatabase, client: Client, ids: string[], live: RelayWorkerProcess[]) {
+async function waitSpread(db: TestDatabase, client: Client, ids: string[], live: RelayWorkerProcess[]) {
   const started = Date.now();
   const pids = live.map((w) => w.child.pid!);
   for (;;) {
@@ -53,7 +52,7 @@ async function waitSpread(db: ScratchDatabase, client: Client, ids: string[], li
   }
 }
 
-async function throughputRun(db: ScratchDatabase, live: RelayWorkerProcess[]) {
+async function throughputRun(db: TestDatabase, live: RelayWorkerProcess[]) {
   await waitDrained(db, 120_000, 'before run');
   await sleep(500);
   const cpu = measureCpu(() => live.map((p) => p.child.pid!));
@@ -65,7 +64,7 @@ async function throughputRun(db: ScratchDatabase, live: RelayWorkerProcess[]) {
   return { workers: live.length, events: EVENTS, seconds: +seconds.toFixed(2), eventsPerSecond: Math.round(EVENTS / seconds), cpu: cpuUsage, loadAverage1m: loadAverage()[0] };
 }
 
-async function idleRun(db: ScratchDatabase, client: Client, ids: string[], workers: number) {
+async function idleRun(db: TestDatabase, client: Client, ids: string[], workers: number) {
   const deadline = Date.now() + 60_000;
   while ((await statuses(client, ids)).some((s) => s.state !== 'idle') && Date.now() < deadline) await sleep(500);
   await sleep(5_000);
@@ -99,14 +98,14 @@ async function main() {
   const loadAtStart = loadAverage();
   const startedAt = Date.now();
   console.log(`relay scale-out benchmark: ${SHARDS} shards, batch ${BATCH}, ${EVENTS} events per run; load average ${loadAtStart.join(' ')} on ${os.cpus().length} cores${quick ? ' (quick)' : ''}`);
-  const db = await createScratchDatabase(config.database.url, 'bench_relay_scale');
-  const topic = await createBenchTopic(kafka, 'bench-relay-scale');
+  const db = await createTestDatabase({ serverUrl: config.database.url, prefix: 'bench_relay_scale' });
+  const topic = (await createTestTopic(6, { prefix: 'bench-relay-scale', kafka })).topic;
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
-  const taskQueue = runId('bench-relay-scale-tq');
+  const taskQueue = uniqueName('bench-relay-scale-tq');
   const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue };
   const live: RelayWorkerProcess[] = [];
-  const ids = Array.from({ length: SHARDS }, (_, i) => runId(`bench-relay-scale-shard-${i}`));
+  const ids = Array.from({ length: SHARDS }, (_, i) => uniqueName(`bench-relay-scale-shard-${i}`));
   const steps: { workers: number; spreadSeconds: number; shardsPerWorker: number[]; run: Awaited<ReturnType<typeof throughputRun>> }[] = [];
   try {
     const add = async () => {
@@ -116,7 +115,7 @@ async function main() {
     };
     await add();
     for (let i = 0; i < SHARDS; i++) {
-      await client.workflow.start('relayShardWorkflow', { taskQueue, workflowId: ids[i]!, workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT, args: [{ shardIndex: i, shardCount: SHARDS, batchSize: BATCH }] });
+      await client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, { taskQueue, workflowId: ids[i]!, workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT, args: [{ shardIndex: i, shardCount: SHARDS, batchSize: BATCH }] });
     }
     const step = async () => {
       const spread = await waitSpread(db, client, ids, live);
@@ -182,7 +181,7 @@ async function main() {
     for (const id of ids) await client.workflow.getHandle(id).terminate('benchmark over').catch(() => undefined);
     for (const w of live) await w.kill9();
     await connection.close();
-    await deleteBenchTopics(kafka, [topic]);
+    await deleteTopics([topic], kafka);
     await db.drop();
   }
 }

@@ -13,6 +13,8 @@ export interface RelayWorkerSetOptions {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** Tracing: activity interceptors (both workers) and the workflow span sink (observability/tracing.ts). */
   workerOptions?: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
+  /** Wraps the activities before the workers register them (runRelayWorker's `wrapActivities`). */
+  wrapActivities?: (activities: RelayActivities) => RelayActivities;
   /** Fixed worker id (tests); by default host-pid-random. */
   workerId?: string;
 }
@@ -34,7 +36,7 @@ export interface RelayWorkerSet {
  */
 export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise<RelayWorkerSet> {
   const registry = new RelayWorkerRegistry(opts.deps.pool, opts.taskQueue, opts.workerId);
-  const activities = createRelayActivities({ ...opts.deps, registry }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs));
+  const activities = createRelayActivities({ ...opts.deps, registry }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs), opts.wrapActivities);
   const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds', interceptors: opts.workerOptions?.interceptors };
   // Our bundles carry the OpenTelemetry workflow interceptors, so the sink their spans leave
   // through must be there even when this process exports nothing (it then drops them).

@@ -1,7 +1,7 @@
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Producer } from 'kafkajs';
 import { NativeConnection } from '@temporalio/worker';
-import { PendingListener } from '../activities/relay';
+import { PendingListener, type RelayActivities } from '../activities/relay';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
@@ -26,6 +26,11 @@ export interface RelayWorkerOptions {
   signal?: AbortSignal;
   /** Your own OpenTelemetry span processor (else OTLP from OTEL_EXPORTER_OTLP_ENDPOINT, else none): docs/observability.md. */
   spanProcessor?: SpanProcessor;
+  /**
+   * Wraps the activities before the worker registers them (activities are plain functions): how
+   * instrumentation, or a test fixture's fault injection, gets in without touching the relay.
+   */
+  wrapActivities?: (activities: RelayActivities) => RelayActivities;
 }
 
 export async function runRelayWorker(config: Config, options: RelayWorkerOptions = {}): Promise<void> {
@@ -51,6 +56,7 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
       taskQueue,
       workflowBundle: { code },
       deps: { pool, producer, config, listener },
+      wrapActivities: options.wrapActivities,
       // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
       shutdownGraceTime: '10 seconds',
       workerOptions: observability.tracing.workerOptions,
@@ -65,7 +71,7 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
     } else {
       onShutdownSignal(stop);
     }
-    logger.info({ pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic, faultPauseAt: config.relay.faultPauseAt }, 'relay worker running');
+    logger.info({ pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic }, 'relay worker running');
     startMemoryLog(logger, config.relay.memoryLogMs);
     await workers.run();
   } finally {

@@ -6,8 +6,6 @@ import {
   CancellationScope,
   condition,
   makeContinueAsNewFunc,
-  defineQuery,
-  defineSignal,
   isCancellation,
   patched,
   proxyActivities,
@@ -23,41 +21,8 @@ import type { RelayActivities } from '../activities/relay';
 import { SEARCH_ATTRIBUTES } from '../config/constants';
 import { RELAY_WORKFLOW_TASK_TIMEOUT } from './relay-timeouts';
 import { pauseSignal, redriveUpdate, resumeSignal, type PauseState } from './relay-operator';
+import { RELAY_FAILURES, RELAY_SESSIONS_PATCH, statusQuery, stopSignal, type RelayActivityMode, type RelayShardInput } from './relay-contract';
 import { EMPTY_COUNTERS, statusMarkdown, type RelayCounters, type RelayStatus } from './relay-status';
-
-export interface RelayShardInput {
-  shardIndex: number;
-  shardCount: number;
-  batchSize: number;
-  /** Continue-as-new after this many batches even if Temporal does not suggest it yet. */
-  maxBatchesPerRun?: number;
-  /** How long one idle wait may last before the loop comes round (default 60 s). */
-  idleWaitMs?: number;
-  /**
-   * How fetch, publish and mark run. 'session' (the default): as a loop inside one activity, a
-   * relay session, scheduled on the task queue of the relay worker the shard is placed on, so
-   * shards spread over every live relay worker. 'local': as local activities in the worker that
-   * runs this workflow (the default before sessions; a shard then stays on whichever worker holds
-   * it). 'remote': as ordinary activities dispatched through the task queue (the original design,
-   * kept so the benchmark can compare). See docs/relay.md.
-   */
-  activityMode?: RelayActivityMode;
-  /** Session mode: how long one session may last before the workflow records its counters and places the shard again (default 30 s). */
-  sessionMs?: number;
-  /** Carried across continue-as-new; callers leave it out. */
-  counters?: RelayCounters;
-  /** Set while an operator has paused the shard; carried across continue-as-new. */
-  paused?: PauseState;
-}
-
-export type RelayActivityMode = 'session' | 'local' | 'remote';
-
-/** Runs started by code that knows sessions default to them; histories from before replay as 'local'. */
-export const RELAY_SESSIONS_PATCH = 'relay-sessions';
-
-export const statusQuery = defineQuery<RelayStatus>('status');
-/** Finish the current batch, then complete: the first step of a reshard or a clean shutdown. */
-export const stopSignal = defineSignal('stop');
 
 // ── Local mode (default) ──────────────────────────────────────────────────────────────────
 // Fetch, publish and mark run inside the worker that runs this workflow: no task-queue dispatch
@@ -78,7 +43,7 @@ export const stopSignal = defineSignal('stop');
 const localFetchActivity = {
   startToCloseTimeout: '10 seconds',
   localRetryThreshold: '5 seconds',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['RelayLayoutMismatch'] },
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: [RELAY_FAILURES.layoutMismatch] },
 } satisfies LocalActivityOptions;
 
 // One producer.send of up to a few thousand rows (kafkajs retries a send itself for ~30 s
@@ -104,7 +69,7 @@ const localMarkActivity = {
 // relay), backing off to 30 s; a layout mismatch is an operator error and is not retried.
 const fetchActivity = {
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['RelayLayoutMismatch'] },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: [RELAY_FAILURES.layoutMismatch] },
 } satisfies ActivityOptions;
 
 // One producer.send of up to a few thousand rows. The heartbeat timeout, not start-to-close,
@@ -342,7 +307,7 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
       } catch (err) {
         const cause = err instanceof ActivityFailure ? err.cause : undefined;
         // An operator error (another shard count): as in the other modes, the relay fails loudly.
-        if (cause instanceof ApplicationFailure && cause.type === 'RelayLayoutMismatch') throw cause;
+        if (cause instanceof ApplicationFailure && cause.type === RELAY_FAILURES.layoutMismatch) throw cause;
         if (cause instanceof TimeoutFailure) avoidUntil.set(place.workerId!, Date.now() + AVOID_TIMED_OUT_WORKER_MS);
         failureStreak += 1;
         report('backing-off');

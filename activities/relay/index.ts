@@ -15,8 +15,16 @@ export { PendingListener } from './pending-listener';
 export { PendingScanBounds } from './pending-scan-bound';
 export { RelayWorkerRegistry } from './worker-registry';
 
-/** The relay's activities, bound to one worker's pool, producer, LISTEN connection and place among the relay workers. */
-export function createRelayActivities(given: RelayActivityDeps & { registry: RelayWorkerRegistry }, bounds = new PendingScanBounds(given.config.relay.fullScanIntervalMs)) {
+/**
+ * The relay's activities, bound to one worker's pool, producer, LISTEN connection and place among
+ * the relay workers. `wrap` (instrumentation, a test fixture's fault injection) wraps the set the
+ * worker registers, and the relay session calls publish and mark through the wrapped set too.
+ */
+export function createRelayActivities(
+  given: RelayActivityDeps & { registry: RelayWorkerRegistry },
+  bounds = new PendingScanBounds(given.config.relay.fullScanIntervalMs),
+  wrap: (activities: RelayActivities) => RelayActivities = (a) => a,
+): RelayActivities {
   // Two batches' worth: what a worker running the earlier default of 2 shards could hold, now
   // shared by however many shards it runs.
   const deps = { ...given, bytesInFlight: given.bytesInFlight ?? new BytesInFlight(2 * given.config.relay.batchMaxBytes) };
@@ -24,15 +32,25 @@ export function createRelayActivities(given: RelayActivityDeps & { registry: Rel
   // starts there from that worker's own (older, or no) bound. (A benchmark passes its own
   // `bounds` to read them.)
   deps.listener.onRescan(() => bounds.requestFullScan());
-  return {
+  const activities: RelayActivities = {
     fetchPendingBatch: createFetchPendingBatch(deps, bounds),
     publishBatch: createPublishBatch(deps),
     markPublished: createMarkPublished(deps),
     waitForPendingEvents: createWaitForPendingEvents(deps, bounds),
     redriveParked: createRedriveParked(deps),
     placeRelayShard: createPlaceRelayShard(deps),
-    relayShardSession: createRelaySession(deps, bounds),
+    relayShardSession: createRelaySession(deps, bounds, () => wrapped),
   };
+  const wrapped = wrap(activities);
+  return wrapped;
 }
 
-export type RelayActivities = ReturnType<typeof createRelayActivities>;
+export interface RelayActivities {
+  fetchPendingBatch: ReturnType<typeof createFetchPendingBatch>;
+  publishBatch: ReturnType<typeof createPublishBatch>;
+  markPublished: ReturnType<typeof createMarkPublished>;
+  waitForPendingEvents: ReturnType<typeof createWaitForPendingEvents>;
+  redriveParked: ReturnType<typeof createRedriveParked>;
+  placeRelayShard: ReturnType<typeof createPlaceRelayShard>;
+  relayShardSession: ReturnType<typeof createRelaySession>;
+}

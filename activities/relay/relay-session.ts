@@ -3,11 +3,15 @@ import { Client } from 'pg';
 import { releaseShardLock, tryShardLock } from '../../outbox/queries/shard-lock';
 import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
-import { createMarkPublished } from './mark-published';
 import type { PendingScanBounds } from './pending-scan-bound';
 import { pollPendingIds } from './poll-pending-ids';
-import { createPublishBatch } from './publish-batch';
-import type { RelaySessionInput, RelaySessionOutput, RelaySessionProgress } from './types';
+import type { MarkPublishedInput, MarkPublishedOutput, PublishBatchInput, PublishBatchOutput, RelaySessionInput, RelaySessionOutput, RelaySessionProgress } from './types';
+
+/** The two steps a session runs through the worker's registered activities. */
+export interface SessionSteps {
+  publishBatch(input: PublishBatchInput): Promise<PublishBatchOutput>;
+  markPublished(input: MarkPublishedInput): Promise<MarkPublishedOutput>;
+}
 import type { RelayWorkerRegistry } from './worker-registry';
 
 // Heartbeat often: the throttle (80 % of the heartbeat timeout) decides what reaches the server.
@@ -38,10 +42,8 @@ const abortableSleep = (ms: number, signal: AbortSignal) =>
  * the connection it polls on, so a session Temporal gave up on (its worker hung) and its
  * successor never relay one shard at the same time.
  */
-export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWorkerRegistry }, bounds: PendingScanBounds) {
+export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWorkerRegistry }, bounds: PendingScanBounds, steps: () => SessionSteps) {
   const { config, listener, registry } = deps;
-  const publishBatch = createPublishBatch(deps);
-  const markPublished = createMarkPublished(deps);
 
   return async function relayShardSession(input: RelaySessionInput): Promise<RelaySessionOutput> {
     const ctx = Context.current();
@@ -67,6 +69,9 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
     const deadline = setTimeout(() => end('time-up'), input.sessionMs);
     const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_EVERY_MS);
     const bound = bounds.forShard(shardCount, shardIndex);
+    // The worker's own publish and mark activities (as registered, so a wrapper such as a test
+    // fixture's fault injection sees the session's calls too).
+    const { publishBatch, markPublished } = steps();
     const client = new Client({ connectionString: config.database.workerUrls.relay });
     client.on('error', () => end('failed'));
     let locked = false;

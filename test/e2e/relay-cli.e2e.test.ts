@@ -9,11 +9,12 @@ import { loadConfig, PROJECT_ROOT } from '../../config/env';
 import { cachePaths } from '../../infra/paths';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { temporalCli } from '../../infra/temporal-cli';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, RelayProcess } from '../support/relay-harness';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, RelayProcess } from '../../testkit/relay-harness';
+import { eventually } from '../../testkit/wait';
+import { statusQuery } from '../../workflows/relay-contract';
 
 const run = promisify(execFile);
 
@@ -93,8 +94,8 @@ describe('relay started with the Temporal CLI, as docs/relay.md says', function 
     assert.match(stdout, /"published":\s*\d+/);
     // Counters arrive with the end of each shard's relay session (it ends once the shard is drained).
     const publishedByShards = async () => {
-      const s0 = await client.workflow.getHandle(relayWorkflowId(0)).query<{ published: number }>('status');
-      const s1 = await client.workflow.getHandle(relayWorkflowId(1)).query<{ published: number }>('status');
+      const s0 = await client.workflow.getHandle(relayWorkflowId(0)).query(statusQuery);
+      const s1 = await client.workflow.getHandle(relayWorkflowId(1)).query(statusQuery);
       return s0.published + s1.published;
     };
     await eventually('the shards count 100 published', async () => (await publishedByShards()) >= 100, 30_000);

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { HEADERS } from '../../kafka/message-format';
 import type { RelayStatus } from '../../workflows/relay-status';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // Relay scale-out with no configuration change: 8 shards, then 1, 2 and 3 relay worker processes
 // started with the same environment, then one of them killed with SIGKILL. Which worker runs
