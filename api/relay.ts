@@ -17,6 +17,7 @@ export {
   RelayControlError,
   type RelayControlOptions,
 } from '../outbox/relay-control';
+import { temporalConnectionOptions } from '../temporal/connection-options';
 
 /**
  * Starts the configured relay shards (RELAY_SHARDS) that are not running yet, on the relay task
@@ -24,7 +25,7 @@ export {
  * give each outbox (database) its own names when several share one Temporal namespace.
  */
 export async function startRelayShards(config: Config, opts: { workflowId?: (shardIndex: number) => string } = {}) {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   const pool = createPool(config.database.url, { max: 1 });
   try {
     const client = new Client({ connection, namespace: config.temporal.namespace });

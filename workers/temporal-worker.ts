@@ -2,6 +2,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { Config } from '../config/env';
 import fs from 'node:fs';
 import { bundleInChildProcess, prebuiltBundlePath } from './bundle-workflows';
+import { temporalConnectionOptions } from '../temporal/connection-options';
 
 export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & { workflowsPath: string } & Omit<Partial<WorkerOptions>, 'workflowsPath' | 'workflowBundle'>;
 
@@ -14,7 +15,7 @@ export async function createTemporalWorker(config: Config, parts: WorkerParts): 
   const { workflowsPath, ...options } = parts;
   const prebuilt = prebuiltBundlePath(workflowsPath);
   const code = prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.local.cacheDir, workflowsPath);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   try {
     const worker = await Worker.create({ connection, namespace: config.temporal.namespace, workflowBundle: { code }, ...options });
     return { worker, connection };

@@ -23,6 +23,7 @@ import {
   type WorkerName,
 } from '../../api';
 import { cachePaths, stackDown, stackUp, workerTargets, type ServiceName } from '../../api/local-stack';
+import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 // The same processes and flags as the npm scripts `worker:relay`, `worker:consumer`, `worker:retention`.
 const WORKERS: { name: string; worker: WorkerName }[] = [
@@ -64,7 +65,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     });
     for (const w of workers) say(`${w.name} started (pid ${w.process.pid}, log ${w.logFile})`);
 
-    const connection = await Connection.connect({ address: config.temporal.address });
+    const connection = await Connection.connect(temporalConnectionOptions(config));
     const client = new Client({ connection, namespace: config.temporal.namespace });
     await waitForPollers(client, [config.relay.taskQueue ?? TASK_QUEUES.relay, config.consumer.taskQueue ?? TASK_QUEUES.consumer, config.retention.taskQueue]);
     say('all three workers are polling Temporal');

@@ -3,6 +3,7 @@ import { createAuditActivities } from '../../activities/audit';
 import { createRetentionActivities } from '../../activities/retention';
 import type { Config } from '../../config/env';
 import { createPool } from '../../db/pool';
+import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
@@ -12,7 +13,7 @@ const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error
  */
 export async function startAuditWorker(config: Config): Promise<{ close(): Promise<void> }> {
   const pool = createPool(config.database.url, { max: 3 });
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,

@@ -9,8 +9,10 @@ import { loadConfig, type Config } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { createKafka } from '../../kafka/client';
 import { createRelayProducer } from '../../kafka/relay-producer';
+import { withComponentRole } from './database';
 import { uniqueName } from './ids';
 import { testKafka } from './kafka';
+import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 // Kept importable from here for the tests that already do; the one definition is in wait.ts.
 
@@ -40,7 +42,7 @@ export async function startInProcessRelay(config: Config): Promise<InProcessRela
   const listener = new PendingListener(config.database.url);
   const producer = createRelayProducer(createKafka(config, uniqueName('relay-test')));
   await producer.connect();
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -96,6 +98,11 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
 
 /** A relay worker process (`tsx workers/relay.worker.ts`), for tests that kill -9 it at a fault point. */
 export class RelayProcess extends RelayWorkerProcess {
+  /** Under the relay's own role on the local stack, as `npm start` runs it. */
+  constructor(env: Record<string, string>, extraNodeArgs: string[] = []) {
+    super(withComponentRole(env, 'relay'), extraNodeArgs);
+  }
+
   /** Resolves with the fault point's JSON detail once the worker reports reaching it. */
   async waitForFaultPoint(timeoutMs = 60_000): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
