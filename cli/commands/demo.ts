@@ -18,12 +18,12 @@ import {
   startRelays,
   stuckShards,
   TASK_QUEUES,
+  temporalConnectionOptions,
   workerEntry,
   type RelayControlOptions,
   type WorkerName,
 } from '../../api';
 import { cachePaths, stackDown, stackUp, workerTargets, type ServiceName } from '../../api/local-stack';
-import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 // The same processes and flags as the npm scripts `worker:relay`, `worker:consumer`, `worker:retention`.
 const WORKERS: { name: string; worker: WorkerName }[] = [
