@@ -30,8 +30,8 @@ export function spawnConsumer(env: Record<string, string>, entry = 'workers/cons
   // The heap cap is the one `npm run worker:consumer` uses (docs/consumer.md, memory).
   const proc = spawn(process.execPath, ['--max-old-space-size=192', '--import', 'tsx', entry], {
     cwd: PROJECT_ROOT,
-    // Under the consumer's own role on the local stack, as `npm start` runs it.
-    env: { ...process.env, LOG_LEVEL: 'info', ...withComponentRole(env, 'consumer') },
+    // Under the worker's own role on the local stack, as `npm start` runs it.
+    env: { ...process.env, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
