@@ -4,6 +4,7 @@ import { createRetentionActivities } from '../../activities/retention';
 import type { Config } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { temporalConnectionOptions } from '../../temporal/connection-options';
+import { componentDatabaseUrl } from './database';
 
 const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
@@ -12,7 +13,8 @@ const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error
  * worker runs them, on the config's audit task queue.
  */
 export async function startAuditWorker(config: Config): Promise<{ close(): Promise<void> }> {
-  const pool = createPool(config.database.url, { max: 3 });
+  // Under the retention worker's role, as the retention worker runs the audit.
+  const pool = createPool(componentDatabaseUrl({ DATABASE_URL: config.database.url }, 'retention') ?? config.database.workerUrls.retention, { max: 3 });
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
     connection,
