@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../../config/env';
 import { temporalConnectionOptions } from '../../temporal/connection-options';
-import { makeTestPki, startTlsProxy, type TestPki, type TlsProxy } from '../support/tls-proxy';
+import { makeTestPki, startGrpcAuthProxy, startTlsProxy, type GrpcAuthProxy, type TestPki, type TlsProxy } from '../support/tls-proxy';
 
 // Temporal mTLS as Temporal Cloud asks for it: the client presents a certificate, checks the
 // server's against a CA, under a server name. The dev server has no TLS options, so a proxy of
@@ -57,7 +57,9 @@ describe('Temporal mTLS: TEMPORAL_TLS_CERT_FILE, _KEY_FILE, _CA_FILE, _SERVER_NA
       }
       return 'ok';
     } catch (err) {
-      return (err as Error).message;
+      // The client wraps a failed first call ("Failed to connect"); its cause says why.
+      const cause = (err as { cause?: { message?: string } }).cause?.message;
+      return cause ? `${(err as Error).message}: ${cause}` : (err as Error).message;
     }
   }
 
@@ -85,4 +87,26 @@ describe('Temporal mTLS: TEMPORAL_TLS_CERT_FILE, _KEY_FILE, _CA_FILE, _SERVER_NA
       assert.match(await systemInfo(kind, rest), /certificate|UnknownIssuer|unknown ?issuer|connect/i);
     });
   }
+
+  describe('API key (TEMPORAL_API_KEY_FILE): sent as a bearer token over TLS', () => {
+    let keyProxy: GrpcAuthProxy;
+    const API_KEY = 'test-api-key-4f1c';
+    before(async () => {
+      const [host, port] = shared.temporal.address.split(':');
+      keyProxy = await startGrpcAuthProxy(pki, { host: host!, port: Number(port) }, API_KEY);
+      fs.writeFileSync(path.join(dir, 'api-key'), `${API_KEY}\n`, { mode: 0o600 });
+      fs.writeFileSync(path.join(dir, 'wrong-key'), 'not-the-key\n', { mode: 0o600 });
+    });
+    after(async () => keyProxy?.close());
+    const keySettings = (file: string) => ({ TEMPORAL_ADDRESS: keyProxy.address, TEMPORAL_API_KEY_FILE: path.join(dir, file), TEMPORAL_TLS_CA_FILE: pki.caFile, TEMPORAL_TLS_SERVER_NAME: SERVER_NAME });
+
+    for (const kind of ['client', 'worker'] as const) {
+      it(`${kind} connection: the key from the file reaches the server as a bearer token; a wrong key is refused`, async () => {
+        const seenBefore = keyProxy.authorizations.length;
+        assert.equal(await systemInfo(kind, keySettings('api-key')), 'ok');
+        assert.ok(keyProxy.authorizations.slice(seenBefore).every((a) => a === `Bearer ${API_KEY}`) && keyProxy.authorizations.length > seenBefore, 'every call carried the key');
+        assert.match(await systemInfo(kind, keySettings('wrong-key')), /missing or wrong API key|unauthenticated|UNAUTHENTICATED/i);
+      });
+    }
+  });
 });

@@ -78,3 +78,61 @@ export async function startTlsProxy(pki: TestPki, target: { host: string; port: 
       }),
   };
 }
+
+export interface GrpcAuthProxy {
+  address: string;
+  /** The `authorization` header of every call seen, in order. */
+  authorizations: (string | undefined)[];
+  close(): Promise<void>;
+}
+
+/**
+ * A TLS HTTP/2 proxy that forwards each gRPC call to a plaintext server, refusing (gRPC status
+ * 16, unauthenticated) a call whose `authorization` is not `Bearer <apiKey>`: what an API-key
+ * endpoint such as Temporal Cloud's checks first.
+ */
+export async function startGrpcAuthProxy(pki: TestPki, target: { host: string; port: number }, apiKey: string): Promise<GrpcAuthProxy> {
+  const http2 = await import('node:http2');
+  const authorizations: (string | undefined)[] = [];
+  const upstream = http2.connect(`http://${target.host}:${target.port}`);
+  upstream.on('error', () => undefined);
+  const server = http2.createSecureServer({ cert: fs.readFileSync(pki.serverCertFile), key: fs.readFileSync(pki.serverKeyFile), allowHTTP1: false });
+  const sessions = new Set<import('node:http2').ServerHttp2Session>();
+  server.on('session', (session) => {
+    sessions.add(session);
+    session.on('close', () => sessions.delete(session));
+  });
+  server.on('stream', (stream, headers) => {
+    stream.on('error', () => undefined);
+    const authorization = headers.authorization as string | undefined;
+    authorizations.push(authorization);
+    if (authorization !== `Bearer ${apiKey}`) {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': 'missing or wrong API key' }, { endStream: true });
+      return;
+    }
+    const forwarded: Record<string, string | string[] | undefined> = {};
+    for (const [k, v] of Object.entries(headers)) if (!k.startsWith(':') || k === ':method' || k === ':path') forwarded[k] = v;
+    const call = upstream.request(forwarded);
+    call.on('error', () => stream.destroy());
+    call.on('response', (responseHeaders) => {
+      stream.respond(responseHeaders, { waitForTrailers: true });
+      call.pipe(stream);
+    });
+    let trailers: Record<string, string | string[] | undefined> = {};
+    call.on('trailers', (t) => (trailers = t));
+    stream.on('wantTrailers', () => stream.sendTrailers(trailers as Record<string, string>));
+    stream.pipe(call);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    address: `127.0.0.1:${port}`,
+    authorizations,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const session of sessions) session.destroy();
+        upstream.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
