@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/env';
+import { Kafka, logLevel } from 'kafkajs';
 import { createKafka } from '../../kafka/client';
+import { kafkaConnectionOptions } from '../../kafka/connection-options';
 import { ensureTopics } from '../../kafka/topics';
 import { enqueue } from '../../outbox/enqueue';
 import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
@@ -12,6 +14,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { uniqueName } from '../support/ids';
 import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
 import { startSaslBroker, type SaslBroker } from '../support/sasl-broker';
+import { makeTestPki, type TestPki } from '../support/tls-proxy';
 import { testTemporalClient } from '../support/temporal';
 import { eventually } from '../support/wait';
 
@@ -25,6 +28,7 @@ describe('Kafka SASL SCRAM-SHA-512: the relay and a consumer through an authenti
   const STARTUP_MS = 180_000;
   let dir: string;
   let broker: SaslBroker;
+  let pki: TestPki;
   let db: TestDatabase;
   let temporal: { client: Client; connection: Connection };
   let relay: RelayProcess | undefined;
@@ -33,7 +37,8 @@ describe('Kafka SASL SCRAM-SHA-512: the relay and a consumer through an authenti
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-sasl-'));
-    broker = await startSaslBroker(dir, 23_000 + Math.floor(Math.random() * 500) * 4);
+    pki = makeTestPki(path.join(dir, 'tls'), 'kafka.outbox.test');
+    broker = await startSaslBroker(dir, 23_000 + Math.floor(Math.random() * 500) * 4, { certFile: pki.serverCertFile, keyFile: pki.serverKeyFile });
     const passwordFile = path.join(dir, 'kafka-password');
     fs.writeFileSync(passwordFile, `${broker.password}\n`, { mode: 0o600 });
     db = await createTestDatabase();
@@ -101,5 +106,24 @@ describe('Kafka SASL SCRAM-SHA-512: the relay and a consumer through an authenti
     const stderr = failing.stderr.join('');
     assert.match(stderr, /consumer worker failed: .*SASL SCRAM SHA512 authentication failed/i);
     assert.ok(!stderr.includes('not-the-password'), 'the wrong password is not echoed either');
+  });
+
+  it('SASL over TLS (SASL_SSL): with KAFKA_SSL_CA_FILE the client trusts the broker; without it the handshake is refused', async () => {
+    const topics = async (extra: Record<string, string>) => {
+      const config = loadConfig({ ...process.env, ...env, KAFKA_BROKERS: broker.saslSslAddress!, ...extra });
+      // The options every client of the project is built with (kafka/connection-options.ts); no retries, so a refusal is quick.
+      const admin = new Kafka({ clientId: uniqueName('sasl-ssl'), ...kafkaConnectionOptions(config), logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
+      try {
+        await admin.connect();
+        return await admin.listTopics();
+      } catch (err) {
+        return (err as Error).message;
+      } finally {
+        await admin.disconnect().catch(() => undefined);
+      }
+    };
+    const listed = await topics({ KAFKA_SSL_CA_FILE: pki.caFile });
+    assert.ok(Array.isArray(listed) && listed.includes(env.KAFKA_TOPIC!), `topics over SASL_SSL: ${String(listed)}`);
+    assert.match(String(await topics({ KAFKA_SSL: 'true' })), /self[- ]signed|unable to (get|verify)|certificate/i, 'the public roots do not trust the test CA');
   });
 });

@@ -18,18 +18,30 @@ import { startDaemon, stopDaemon, waitUntil } from '../../infra/processes';
 export interface SaslBroker {
   /** host:port of the SASL_PLAINTEXT listener. */
   saslAddress: string;
+  /** host:port of the SASL_SSL listener (TLS with the given certificate), when one was asked for. */
+  saslSslAddress?: string;
   username: string;
   password: string;
   logFile: string;
   stop(): Promise<void>;
 }
 
-export async function startSaslBroker(dir: string, basePort: number): Promise<SaslBroker> {
+export async function startSaslBroker(dir: string, basePort: number, tls?: { certFile: string; keyFile: string }): Promise<SaslBroker> {
   const mainPaths = cachePaths(loadConfig().local.cacheDir);
   resolveJars(mainPaths, () => undefined);
   const paths = { ...cachePaths(dir), kafkaLibs: mainPaths.kafkaLibs };
-  const [plainPort, saslPort, controllerPort] = [basePort, basePort + 1, basePort + 2];
-  for (const port of [plainPort, saslPort, controllerPort]) if (await isListening(port)) throw new Error(`port ${port} is taken`);
+  const [plainPort, saslPort, controllerPort, saslSslPort] = [basePort, basePort + 1, basePort + 2, basePort + 3];
+  for (const port of [plainPort, saslPort, controllerPort, saslSslPort]) if (await isListening(port)) throw new Error(`port ${port} is taken`);
+  // Kafka reads a PEM key store: the certificate and its (unencrypted PKCS#8) key in one file.
+  const keyStore = path.join(dir, 'kafka-sasl', 'server-keystore.pem');
+  const sslListener = tls ? `,SASL_SSL://127.0.0.1:${saslSslPort}` : '';
+  const sslProperties: Record<string, string> = tls
+    ? {
+        'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
+        'listener.name.sasl_ssl.ssl.keystore.type': 'PEM',
+        'listener.name.sasl_ssl.ssl.keystore.location': keyStore,
+      }
+    : {};
   const username = 'outbox-svc';
   const password = crypto.randomBytes(18).toString('base64url');
   const dataDir = path.join(dir, 'kafka-sasl', 'data');
@@ -38,11 +50,12 @@ export async function startSaslBroker(dir: string, basePort: number): Promise<Sa
     'process.roles': 'broker,controller',
     'node.id': '1',
     'controller.quorum.voters': `1@127.0.0.1:${controllerPort}`,
-    listeners: `PLAINTEXT://127.0.0.1:${plainPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},CONTROLLER://127.0.0.1:${controllerPort}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${plainPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
+    listeners: `PLAINTEXT://127.0.0.1:${plainPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},CONTROLLER://127.0.0.1:${controllerPort}${sslListener}`,
+    'advertised.listeners': `PLAINTEXT://127.0.0.1:${plainPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}${sslListener}`,
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT',
+    ...sslProperties,
     'sasl.enabled.mechanisms': 'SCRAM-SHA-512',
     'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
     'log.dirs': dataDir,
@@ -55,6 +68,7 @@ export async function startSaslBroker(dir: string, basePort: number): Promise<Sa
     'num.network.threads': '2',
     'num.io.threads': '2',
   });
+  if (tls) fs.writeFileSync(keyStore, `${fs.readFileSync(tls.keyFile, 'utf8').trim()}\n${fs.readFileSync(tls.certFile, 'utf8').trim()}\n`, { mode: 0o600 });
   fs.mkdirSync(paths.logs, { recursive: true });
   fs.mkdirSync(path.dirname(paths.kafkaLog4j), { recursive: true });
   writeLog4j(paths);
@@ -74,7 +88,7 @@ export async function startSaslBroker(dir: string, basePort: number): Promise<Sa
   });
   const saslAddress = `127.0.0.1:${saslPort}`;
   await waitUntil(`the SASL broker on ${saslAddress}`, () => answersWithSasl(saslAddress, username, password), { timeoutMs: 120_000, pid, logFile });
-  return { saslAddress, username, password, logFile, stop: () => stopDaemon(paths.run, 'kafka-sasl', 20_000).then(() => undefined) };
+  return { saslAddress, saslSslAddress: tls ? `127.0.0.1:${saslSslPort}` : undefined, username, password, logFile, stop: () => stopDaemon(paths.run, 'kafka-sasl', 20_000).then(() => undefined) };
 }
 
 async function answersWithSasl(broker: string, username: string, password: string): Promise<boolean> {
