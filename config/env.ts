@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { LOCAL_PG_PASSWORD_VARIABLES, localPgCredentials, localPgUrl, type LocalPgCredentials, type WorkerComponent } from '../infra/local-credentials';
+import { LOCAL_PG_PASSWORD_VARIABLES, localPgCredentials, localPgUrl, type WorkerComponent } from '../infra/local-credentials';
 import { securityConfig, withDatabaseSsl } from './security';
 import { AUDIT_SCHEDULE_ID, PAYMENT_CONFIRMED, RELAY_WORKFLOW_ID_PREFIX, RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
 
@@ -11,7 +11,8 @@ const port = z.coerce.number().int().min(1).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const durationMs = z.coerce.number().int().positive();
 
-const schema = z.object({
+/** Every environment variable the project reads: its name, default, validation and meaning, once. */
+const settings = z.object({
   DATABASE_URL: z.string().url().optional(),
   /**
    * Each worker's own connection, for a login user holding only its component's role
@@ -161,11 +162,6 @@ const schema = z.object({
    * is held back.
    */
   RELAY_FULL_SCAN_INTERVAL_MS: durationMs.max(3_600_000).default(30_000),
-  /**
-   * Fault-injection hook for crash tests, never set in production: the relay worker stops dead
-   * at this point (prints a marker, then hangs) so a test can kill -9 it exactly there.
-   */
-  RELAY_FAULT_PAUSE_AT: z.enum(['after-kafka-ack', 'before-mark']).optional(),
   /** When set, the relay worker logs its memory (RSS, V8 heap, external) this often; for soak runs. */
   RELAY_MEMORY_LOG_MS: durationMs.optional(),
 
@@ -216,119 +212,38 @@ const schema = z.object({
   /** The doctor fails when events have waited on the topic this long (no consumer, or consumers falling behind). */
   DOCTOR_MAX_CONSUMER_WAIT_MS: durationMs.default(2 * 60_000),
 
+  /**
+   * OpenTelemetry traces (docs/observability.md, Traces), under the standard OTEL_* names. Off
+   * unless an endpoint is set: then each worker exports its spans over OTLP/HTTP (protobuf-free
+   * JSON) to `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`, or to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+   * as given. Headers (e.g. an API key) as `name=value,name2=value2`; never logged.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .optional()
+    .superRefine((text, ctx) => {
+      for (const pair of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+        if (!/^[^=\s]+=.+$/.test(pair)) ctx.addIssue({ code: 'custom', message: `a header must look like name=value (got one of ${pair.length} characters)` });
+      }
+    }),
+  /** Service name on the spans; default `temporal-outbox-<worker>` (relay, consumer, retention). */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** Share of new traces sampled (0..1); a span whose parent came with a trace follows the parent's decision. */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export type RawEnv = z.infer<typeof schema>;
+export type RawEnv = z.infer<typeof settings>;
 
-export interface Config {
-  database: {
-    /** Migrations, setup, doctor and CLI tools: the schema owner's connection. */
-    url: string;
-    local: boolean;
-    /** What each worker connects with: its own role's URL when configured, else `url`. */
-    workerUrls: { relay: string; consumer: string; retention: string };
-  };
-  /** Credentials and TLS for managed services (docs/managed-services.md); undefined = plaintext, no auth. */
-  security: SecurityConfig;
-  kafka: {
-    brokers: string[];
-    local: boolean;
-    topic: string;
-    deadLetterTopic: string;
-    /** Event type → topic; types not listed go to `topic`. */
-    routes: Record<string, string>;
-    partitions: number;
-    topicRetentionMs: number;
-    maxMessageBytes: number;
-    retentionCheckMs: number;
-    consumerGroup: string;
-    maxConsumerLagMs: number;
-    replicationFactor: number;
-    minInsyncReplicas: number;
-  };
-  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE']; server: RawEnv['TEMPORAL_SERVER'] };
-  local: {
-    cacheDir: string;
-    pgPort: number;
-    kafkaPort: number;
-    kafkaControllerPort: number;
-    /** Ports of each local Kafka node, node 1 first (one entry unless LOCAL_KAFKA_BROKERS > 1). */
-    kafkaNodes: { nodeId: number; port: number; controllerPort: number }[];
-    temporalPort: number;
-    temporalUiPort: number;
-    prometheusPort: number;
-    /** The local PostgreSQL's logins and passwords (read or generated on call; infra/local-credentials.ts). */
-    pgLogins: () => LocalPgCredentials;
-  };
-  relay: {
-    shards: number;
-    batchSize: number;
-    maxAttempts: number;
-    batchMaxBytes: number;
-    taskQueue?: string;
-    /** Workflow id of shard i. */
-    workflowId: (shardIndex: number) => string;
-    idleWaitMs: number;
-    fallbackPollMs: number;
-    fullScanIntervalMs: number;
-    faultPauseAt?: 'after-kafka-ack' | 'before-mark';
-    memoryLogMs?: number;
-  };
-  inbox: { retentionMs: number };
-  consumer: {
-    inboxName: string;
-    taskQueue?: string;
-    batchSize: number;
-    maxCreditAmount: number;
-    maxInFlight: number;
-    sessionTimeoutMs: number;
-    rebalanceTimeoutMs: number;
-    deadLetter: boolean;
-    handlers: RawEnv['CONSUMER_HANDLERS'];
-    unknownEventTypes: 'skip' | 'park';
-  };
-  retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
-  audit: { windowMs: number; settleMs: number; interval: string; scheduleId: string; taskQueue: string; consumers: { consumer: string; eventTypes: string[] }[] };
-  doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number; maxHorizonAgeMs: number };
-  /** Prometheus endpoints; portBase undefined = off. */
-  metrics: { portBase?: number; host: string; sampleMs: number };
-  logLevel: RawEnv['LOG_LEVEL'];
-}
-
-export interface SecurityConfig {
-  kafka: {
-    /** PEM contents, read from the *_FILE settings at load time. */
-    ssl?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
-    sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
-  };
-  temporal: {
-    /** false: plaintext even with an API key (a local test server only). */
-    tls?: { serverName?: string; ca?: Buffer; clientCertPair?: { crt: Buffer; key: Buffer } } | false;
-    apiKey?: string;
-  };
-}
-
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
-  }
-}
-
-export const PROJECT_ROOT = path.resolve(__dirname, '..');
-
-/** Node n (1-based) of a local Kafka: client port base + 2(n-1), controller port base + 2(n-1). */
-export function localKafkaNodes(port: number, controllerPort: number, count: number): { nodeId: number; port: number; controllerPort: number }[] {
-  return Array.from({ length: count }, (_, i) => ({ nodeId: i + 1, port: port + 2 * i, controllerPort: controllerPort + 2 * i }));
-}
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(emptyAsUnset(env));
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
-  }
-  const e = parsed.data;
+/**
+ * The settings above, checked against each other and shaped for the code that reads them. The
+ * Config type is what this returns: a setting is declared once, in `settings`, never again in a
+ * hand-written interface.
+ */
+const configSchema = settings.transform((e, ctx) => {
   const problems: string[] = [];
   const minimumInboxHorizon = e.KAFKA_TOPIC_RETENTION_MS + e.CONSUMER_MAX_LAG_MS;
   if (e.INBOX_RETENTION_MS <= minimumInboxHorizon) {
@@ -352,7 +267,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`KAFKA_MIN_INSYNC_REPLICAS: ${minInsyncReplicas} exceeds the replication factor ${replicationFactor}: no write could ever succeed`);
   }
   const security = securityConfig(e, problems);
-  if (problems.length > 0) throw new ConfigError(problems);
+  for (const message of problems) ctx.issues.push({ code: 'custom', message, input: e });
+  if (problems.length > 0) return z.NEVER;
 
   const cacheDir = path.resolve(e.OUTBOX_CACHE_DIR ?? path.join(PROJECT_ROOT, '.cache'));
   // The local stack's logins, with their passwords (read, or generated once, only when used).
@@ -366,20 +282,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const brokers = (e.KAFKA_BROKERS ?? kafkaNodes.map((n) => `127.0.0.1:${n.port}`).join(',')).split(',').map((b) => b.trim()).filter(Boolean);
   return {
     database: {
+      /** Migrations, setup, doctor and CLI tools: the schema owner's connection. */
       url: databaseUrl,
       local: e.DATABASE_URL === undefined,
+      /** What each worker connects with: its own role's URL when configured, else `url`. */
       workerUrls: {
         relay: workerUrl('relay', e.RELAY_DATABASE_URL),
         consumer: workerUrl('consumer', e.CONSUMER_DATABASE_URL),
         retention: workerUrl('retention', e.RETENTION_DATABASE_URL),
       },
     },
+    /** Credentials and TLS for managed services (docs/managed-services.md); undefined = plaintext, no auth. */
     security,
     kafka: {
       brokers,
       local: e.KAFKA_BROKERS === undefined,
       topic: e.KAFKA_TOPIC,
       deadLetterTopic: e.KAFKA_DEAD_LETTER_TOPIC,
+      /** Event type → topic; types not listed go to `topic`. */
       routes: parseTopicRoutes(e.KAFKA_TOPIC_ROUTES),
       partitions: e.KAFKA_PARTITIONS,
       topicRetentionMs: e.KAFKA_TOPIC_RETENTION_MS,
@@ -404,10 +324,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pgPort: e.LOCAL_PG_PORT,
       kafkaPort: e.LOCAL_KAFKA_PORT,
       kafkaControllerPort: e.LOCAL_KAFKA_CONTROLLER_PORT,
+      /** Ports of each local Kafka node, node 1 first (one entry unless LOCAL_KAFKA_BROKERS > 1). */
       kafkaNodes,
       temporalPort: e.LOCAL_TEMPORAL_PORT,
       temporalUiPort: e.LOCAL_TEMPORAL_UI_PORT,
       prometheusPort: e.LOCAL_PROMETHEUS_PORT,
+      /** The local PostgreSQL's logins and passwords (read or generated on call; infra/local-credentials.ts). */
       pgLogins,
     },
     relay: {
@@ -416,11 +338,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: e.RELAY_MAX_ATTEMPTS,
       batchMaxBytes: e.RELAY_BATCH_MAX_BYTES,
       taskQueue: e.RELAY_TASK_QUEUE,
-      workflowId: (shardIndex: number) => `${e.RELAY_WORKFLOW_ID_PREFIX}-${shardIndex}`,
+      /** Workflow id of shard i. */
+      workflowId: (shardIndex: number): string => `${e.RELAY_WORKFLOW_ID_PREFIX}-${shardIndex}`,
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
       fullScanIntervalMs: e.RELAY_FULL_SCAN_INTERVAL_MS,
-      faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
       memoryLogMs: e.RELAY_MEMORY_LOG_MS,
     },
     inbox: { retentionMs: e.INBOX_RETENTION_MS },
@@ -457,9 +379,57 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }),
     },
     doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS, maxHorizonAgeMs: e.DOCTOR_MAX_HORIZON_AGE_MS },
+    /** Prometheus endpoints; portBase undefined = off. */
     metrics: { portBase: e.METRICS_PORT_BASE === 0 ? undefined : e.METRICS_PORT_BASE, host: e.METRICS_HOST, sampleMs: e.METRICS_SAMPLE_MS },
+    /** OTLP trace export; otlpTracesUrl undefined = no exporter of ours (spans still go to a provider the application registered). */
+    tracing: {
+      otlpTracesUrl: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`),
+      otlpHeaders: parseOtlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS ?? ''),
+      serviceName: e.OTEL_SERVICE_NAME,
+      sampleRatio: e.OTEL_TRACES_SAMPLER_ARG,
+    },
     logLevel: e.LOG_LEVEL,
   };
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+/** Node n (1-based) of a local Kafka: client port base + 2(n-1), controller port base + 2(n-1). */
+export function localKafkaNodes(port: number, controllerPort: number, count: number): { nodeId: number; port: number; controllerPort: number }[] {
+  return Array.from({ length: count }, (_, i) => ({ nodeId: i + 1, port: port + 2 * i, controllerPort: controllerPort + 2 * i }));
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(emptyAsUnset(env));
+  if (!parsed.success) {
+    // Cross-setting problems carry their variable names in their message and no path.
+    throw new ConfigError(parsed.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)));
+  }
+  return parsed.data;
+}
+
+/** `a=1,b=x%20y` → { a: '1', b: 'x y' } (values percent-decoded, as the OTLP exporter spec says). */
+function parseOtlpHeaders(text: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    const value = pair.slice(at + 1).trim();
+    try {
+      headers[pair.slice(0, at).trim()] = decodeURIComponent(value);
+    } catch {
+      headers[pair.slice(0, at).trim()] = value;
+    }
+  }
+  return headers;
 }
 
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,200}$/;

@@ -1,5 +1,18 @@
 import fs from 'node:fs';
-import type { RawEnv, SecurityConfig } from './env';
+import type { RawEnv } from './env';
+
+export interface SecurityConfig {
+  kafka: {
+    /** PEM contents, read from the *_FILE settings at load time. */
+    ssl?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
+    sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
+  };
+  temporal: {
+    /** false: plaintext even with an API key (a local test server only). */
+    tls?: { serverName?: string; ca?: Buffer; clientCertPair?: { crt: Buffer; key: Buffer } } | false;
+    apiKey?: string;
+  };
+}
 
 // Credentials and TLS for managed services, from the variables config/env.ts declares
 // (docs/managed-services.md). Files are read here, once, so a missing or unreadable one is

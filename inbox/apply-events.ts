@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { SqlExecutor } from '../db/executor';
 import { inTransaction } from '../db/pool';
+import { recordApplySpans, type EventOutcome } from '../observability/apply-spans';
 import type { EventBatch, EventBatchResult } from '../workflows/inbox-contract';
 import type { AnyEventHandler, HandlerContext, HandlerRegistry, InboxEvent, Rejection } from './handler';
 import { appliedPayloadHashes, deleteInboxRows, insertInboxRows } from './inbox-rows';
@@ -19,7 +20,13 @@ export class MissingHandlerError extends Error {
   override name = 'MissingHandlerError';
 }
 
-export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: EventBatch): Promise<EventBatchResult> {
+export interface AppliedBatch extends EventBatchResult {
+  /** Events applied by this call, per event type (the handler metrics' label). */
+  appliedByType: Record<string, number>;
+}
+
+export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: EventBatch): Promise<AppliedBatch> {
+  const startTime = new Date();
   const first = new Map<string, number>();
   const conflicts: RejectedEvent[] = [];
   batch.eventIds.forEach((id, i) => {
@@ -39,7 +46,7 @@ export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: 
   if (unknown.length > 0) throw new MissingHandlerError(`no handler for event type(s) ${unknown.map((t) => JSON.stringify(t)).join(', ')} on this worker`);
 
   const ctx: HandlerContext = { consumer: batch.consumer };
-  return inTransaction(pool, async (tx) => {
+  const { result, outcomes } = await inTransaction(pool, async (tx) => {
     const ids = [...first.keys()];
     const fresh = await insertInboxRows(tx, batch.consumer, ids, ids.map((id) => batch.payloadHashes[first.get(id)!]!));
     // A redelivery of an applied id is a no-op only if its payload is the applied one.
@@ -82,11 +89,32 @@ export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: 
     if (rejected.length > 0) await deleteInboxRows(tx, batch.consumer, rejected.map((r) => r.eventId));
     await parkRejectedEvents(tx, batch.consumer, [...rejected, ...conflicts]);
     return {
-      applied: fresh.size - rejected.length,
-      duplicates: batch.eventIds.length - fresh.size - conflicts.length,
-      rejected: rejected.length,
-      conflicts: conflicts.length,
+      result: {
+        applied: fresh.size - rejected.length,
+        duplicates: batch.eventIds.length - fresh.size - conflicts.length,
+        rejected: rejected.length,
+        conflicts: conflicts.length,
+      },
+      outcomes: outcomesOf(batch, first, fresh, rejected, conflicts),
     };
+  });
+  // After COMMIT: a span says the effect is durable (or why it was not applied), never a rolled-back attempt.
+  recordApplySpans(batch, outcomes, startTime);
+  const appliedByType: Record<string, number> = {};
+  outcomes.forEach((o, i) => {
+    if (o === 'applied') appliedByType[batch.eventTypes[i]!] = (appliedByType[batch.eventTypes[i]!] ?? 0) + 1;
+  });
+  return { ...result, appliedByType };
+}
+
+/** What happened to each event of the batch, index-aligned. */
+function outcomesOf(batch: EventBatch, first: Map<string, number>, fresh: Set<string>, rejected: RejectedEvent[], conflicts: RejectedEvent[]): EventOutcome[] {
+  const refused = new Set(rejected.map((r) => r.eventId));
+  const conflicting = new Set(conflicts.map((c) => `${c.eventId}@${c.topic}/${c.partition}/${c.offset}`));
+  return batch.eventIds.map((id, i) => {
+    if (conflicting.has(`${id}@${batch.topics[batch.topicIndex[i]!]}/${batch.partitions[i]}/${batch.offsets[i]}`)) return 'conflict';
+    if (first.get(id) !== i || !fresh.has(id)) return 'duplicate';
+    return refused.has(id) ? 'rejected' : 'applied';
   });
 }
 

@@ -4,7 +4,7 @@ import type { EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { Logger } from '../config/logger';
 import { inboxParkedTotal } from '../observability/consumer-metrics';
-import { APPLY_EVENTS_WORKFLOW } from '../workflows/inbox-contract';
+import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow } from '../workflows/inbox-contract';
 import { applySearchAttributes } from './apply-search-attributes';
 import { countSkippedEvents } from './count-skipped-events';
 import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
@@ -12,7 +12,8 @@ import type { HandlerRegistry } from './handler';
 import { MAX_EVENT_TYPE_LENGTH } from './handler';
 import { parkEvents, type ParkedMessage } from './park-events';
 import { payloadHash } from './payload-hash';
-import { quote, validateEnvelope } from './validate-envelope';
+import { TRACE_HEADERS } from '../observability/trace-context';
+import { headerText, quote, validateEnvelope } from './validate-envelope';
 
 export interface BatchHandlerDeps {
   pool: Pool;
@@ -43,7 +44,7 @@ const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
 /** Starts applyEventsWorkflow and waits for its result. */
 export function applyWorkflowRunner(client: Client, taskQueue: string): RunApplyWorkflow {
   return (workflowId, batch) =>
-    client.workflow.execute(APPLY_EVENTS_WORKFLOW, {
+    client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, {
       taskQueue,
       workflowId,
       // A closed run with this id (an earlier delivery of the same chunks) may run again: the
@@ -96,7 +97,7 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
 async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[]): Promise<ChunkOutcome> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
-  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [] };
+  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [] };
   const invalid: ParkedMessage[] = [];
   const unknownTypes: ParkedMessage[] = [];
   const skipped = new Map<string, number>();
@@ -128,6 +129,8 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     events.offsets.push(message.offset);
     events.data.push(checked.data);
     events.payloadHashes.push(payloadHash(envelope.payload));
+    // The relay's publish span (the event's trace), continued by the handler's span.
+    events.traceparents.push(headerText(message, TRACE_HEADERS.traceparent)?.slice(0, 100) ?? null);
   }
 
   if (invalid.length > 0) {

@@ -1,5 +1,8 @@
+import type * as consumerWorkerWorkflows from './inbox';
+
 // The consumer's workflow contract, shared by the workflow, its activities, the consumer worker
-// and tests. No Node, pg or kafkajs imports: workflow code imports this module.
+// and tests. No Node, pg or kafkajs imports: workflow code imports this module. Node code imports
+// the workflows only as types; a rename is a compile error here.
 
 /**
  * Events one applyEventsWorkflow applies for one consumer, columnar and index-aligned (the
@@ -19,6 +22,11 @@ export interface EventBatch {
   data: unknown[];
   /** Fingerprint of each event's payload (inbox/payload-hash.ts): a redelivered id with another one is a conflict. */
   payloadHashes: string[];
+  /**
+   * Each event's W3C `traceparent` from its Kafka headers (null: none); absent when no event of
+   * the batch carries one. The handler's span per event continues that trace.
+   */
+  traceparents?: (string | null)[];
 }
 
 export interface EventBatchResult {
@@ -40,4 +48,10 @@ export const INBOX_FAILURES = {
   noHandler: 'NoHandlerForEventType',
 } as const;
 
-export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow';
+export type ApplyEventsWorkflow = typeof consumerWorkerWorkflows.applyEventsWorkflow;
+/** Workflow type of one batch (`client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, …)`). */
+export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
+
+export type ApplyCreditWorkflow = typeof consumerWorkerWorkflows.applyCreditWorkflow;
+/** The seed's one-event-per-workflow path (test/integration/inbox-seed). */
+export const APPLY_CREDIT_WORKFLOW = 'applyCreditWorkflow' satisfies keyof typeof consumerWorkerWorkflows;

@@ -1,11 +1,11 @@
 import { log, proxyActivities, setCurrentDetails, upsertMemo, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { RetentionActivities } from '../activities/retention';
-import type { RetentionInput, RetentionReport, TableSizes } from '../activities/retention/types';
+import { RETENTION_FAILURES, type RetentionInput, type RetentionReport, type TableSizes } from './retention-contract';
 
 /** Short catalog and planning queries: seconds at most, retried with backoff while PostgreSQL restarts. */
 const dbActivity = {
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['InvalidRetentionInput'] },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [RETENTION_FAILURES.invalidInput] },
 } satisfies ActivityOptions;
 
 /**

@@ -5,9 +5,9 @@ import { auditWindow } from '../../audit/queries/audit-window';
 import { balanceMismatches } from '../../audit/queries/balance-mismatches';
 import { deliveryGaps } from '../../audit/queries/delivery-gaps';
 import { outboxWindowCounts, outboxWindowParked } from '../../audit/queries/outbox-window';
+import { recordConsumerDrift, recordInvariantDrift } from '../../observability/audit-metrics';
+import { AUDIT_FAILURES } from '../../workflows/reconciliation-contract';
 import type { AuditedConsumer, AuditInput, AuditPlan, AuditSettings, AuditWindow, ConsumerAudit, InvariantAudit, OutboxWindowAudit } from '../../audit/types';
-
-export const INVALID_AUDIT_INPUT = 'InvalidAuditInput';
 
 const DEFAULT_MAX_LISTED = 100;
 
@@ -28,7 +28,7 @@ export function createAuditActivities({ pool, config }: AuditActivityDeps) {
         maxListed: input.maxListed ?? DEFAULT_MAX_LISTED,
       };
       if (!(settings.windowMs > 0) || !(settings.settleMs >= 0) || !(settings.maxListed > 0) || settings.consumers.length === 0) {
-        throw ApplicationFailure.create({ type: INVALID_AUDIT_INPUT, nonRetryable: true, message: `invalid audit settings: ${JSON.stringify(settings)}` });
+        throw ApplicationFailure.create({ type: AUDIT_FAILURES.invalidInput, nonRetryable: true, message: `invalid audit settings: ${JSON.stringify(settings)}` });
       }
       return { settings, window: await auditWindow(pool, settings.windowMs, settings.settleMs) };
     },
@@ -42,7 +42,7 @@ export function createAuditActivities({ pool, config }: AuditActivityDeps) {
     async checkConsumer({ window, consumer, maxListed }: { window: AuditWindow; consumer: AuditedConsumer; maxListed: number }): Promise<ConsumerAudit> {
       const k = await deliveryGaps(pool, { consumer: consumer.consumer, eventTypes: consumer.eventTypes, from: window.from, to: window.to, maxListed });
       const total = Object.values(k).reduce((n, x) => n + x.count, 0);
-      return {
+      const audit: ConsumerAudit = {
         consumer: consumer.consumer,
         eventTypes: consumer.eventTypes,
         expected: total,
@@ -63,11 +63,15 @@ export function createAuditActivities({ pool, config }: AuditActivityDeps) {
           })),
         },
       };
+      recordConsumerDrift(audit);
+      return audit;
     },
 
     async checkBalances({ maxListed }: { maxListed: number }): Promise<InvariantAudit> {
       const r = await balanceMismatches(pool, maxListed);
-      return { invariant: 'payments: balance = opening balance + sum of applied credits', accountsChecked: r.accounts, mismatches: { count: r.mismatched, listed: r.listed } };
+      const audit: InvariantAudit = { invariant: 'payments: balance = opening balance + sum of applied credits', accountsChecked: r.accounts, mismatches: { count: r.mismatched, listed: r.listed } };
+      recordInvariantDrift(audit);
+      return audit;
     },
   };
 }

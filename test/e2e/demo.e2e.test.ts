@@ -9,9 +9,9 @@ import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
 import { LOCAL_PG_WORKER_LOGINS } from '../../infra/local-credentials';
 import { cachePaths } from '../../infra/paths';
 import { stopPostgres } from '../../infra/postgres';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { testTemporalClient } from '../support/temporal';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { testTemporalClient } from '../../testkit/temporal';
 
 // The README's main command, run as written (with a duration so it ends by itself): it brings up
 // the stack, starts the workers, relay shards and retention schedule, sends demo payments, and

@@ -9,14 +9,14 @@ import { createKafka } from '../../kafka/client';
 import { kafkaConnectionOptions } from '../../kafka/connection-options';
 import { ensureTopics } from '../../kafka/topics';
 import { enqueue } from '../../outbox/enqueue';
-import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { startSaslBroker, type SaslBroker } from '../support/sasl-broker';
-import { makeTestPki, type TestPki } from '../support/tls-proxy';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { startSaslBroker, type SaslBroker } from '../../testkit/sasl-broker';
+import { makeTestPki, type TestPki } from '../../testkit/tls-proxy';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // Managed Kafka asks clients to authenticate: the relay and a consumer publish and consume
 // through a broker that accepts only SASL SCRAM-SHA-512 (a broker of this test's own; the

@@ -10,7 +10,7 @@ import { LOCAL_PG_WORKER_LOGINS } from '../../infra/local-credentials';
 import { cachePaths } from '../../infra/paths';
 import { ensurePostgres, stopPostgres } from '../../infra/postgres';
 import { socketClient } from '../../infra/postgres-auth';
-import { isolatedStack, type IsolatedStack } from '../support/isolated-stack';
+import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
 
 // The local stack's PostgreSQL asks for a password on TCP: for a new cluster, and for a cluster
 // initialised by an earlier release with trust authentication once the stack restarts it. Each

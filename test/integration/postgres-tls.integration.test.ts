@@ -9,7 +9,7 @@ import { cachePaths } from '../../infra/paths';
 import { ensurePostgres, stopPostgres } from '../../infra/postgres';
 import { socketClient } from '../../infra/postgres-auth';
 import { enqueue } from '../../outbox/enqueue';
-import { isolatedStack, type IsolatedStack } from '../support/isolated-stack';
+import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
 
 // Managed PostgreSQL (RDS, Cloud SQL, Neon...) is reached over TLS and its certificate checked
 // against the provider's CA. Here a PostgreSQL of this test's own serves a certificate signed by

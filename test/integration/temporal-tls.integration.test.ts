@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../../config/env';
 import { temporalConnectionOptions } from '../../temporal/connection-options';
-import { makeTestPki, startGrpcAuthProxy, startTlsProxy, type GrpcAuthProxy, type TestPki, type TlsProxy } from '../support/tls-proxy';
+import { makeTestPki, startGrpcAuthProxy, startTlsProxy, type GrpcAuthProxy, type TestPki, type TlsProxy } from '../../testkit/tls-proxy';
 
 // Temporal mTLS as Temporal Cloud asks for it: the client presents a certificate, checks the
 // server's against a CA, under a server name. The dev server has no TLS options, so a proxy of

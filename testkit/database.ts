@@ -1,8 +1,8 @@
 import { Client, type Pool } from 'pg';
-import { loadConfig } from '../../config/env';
-import { migrate } from '../../db/migrate';
-import { createPool } from '../../db/pool';
-import type { WorkerComponent } from '../../infra/local-credentials';
+import { loadConfig } from '../config/env';
+import { migrate } from '../db/migrate';
+import { createPool } from '../db/pool';
+import type { WorkerComponent } from '../infra/local-credentials';
 import { uniqueName } from './ids';
 
 export interface TestDatabase {
@@ -18,8 +18,8 @@ function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-async function admin<T>(work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: withDatabase(loadConfig().database.url, 'postgres') });
+async function admin<T>(serverUrl: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: withDatabase(serverUrl, 'postgres') });
   await client.connect();
   try {
     return await work(client);
@@ -28,14 +28,25 @@ async function admin<T>(work: (client: Client) => Promise<T>): Promise<T> {
   }
 }
 
+export interface TestDatabaseOptions {
+  /** false: an empty database (for testing the migration runner itself). Default: migrated. */
+  migrated?: boolean;
+  /** The server to create it on (any database URL of it); default: the configured DATABASE_URL's. */
+  serverUrl?: string;
+  /** Readable start of its name (a benchmark names its own); default `test`. */
+  prefix?: string;
+}
+
 /**
- * A fresh, fully migrated database of its own for one test file. `migrated: false` gives an empty
- * one (for testing the migration runner itself).
+ * A fresh database of its own for one test file or one benchmark run, next to the configured one
+ * (so nothing here ever touches real outbox rows), fully migrated unless asked otherwise; `drop`
+ * removes it.
  */
-export async function createTestDatabase(opts: { migrated?: boolean } = {}): Promise<TestDatabase> {
-  const name = uniqueName('test').replace(/-/g, '_');
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
-  const url = withDatabase(loadConfig().database.url, name);
+export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promise<TestDatabase> {
+  const serverUrl = opts.serverUrl ?? loadConfig().database.url;
+  const name = uniqueName(opts.prefix ?? 'test').replace(/-/g, '_');
+  await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`));
+  const url = withDatabase(serverUrl, name);
   if (opts.migrated !== false) await migrate(url);
   const pool = createPool(url, { max: 20 });
   return {
@@ -44,7 +55,7 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
     pool,
     async drop() {
       await pool.end();
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await admin(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../config/env';
-import { temporalConnectionOptions } from '../../temporal/connection-options';
+import { loadConfig } from '../config/env';
+import { temporalConnectionOptions } from '../temporal/connection-options';
 
 /** A client on the configured Temporal server; close its connection in `after`. */
 export async function testTemporalClient(): Promise<{ client: Client; connection: Connection }> {

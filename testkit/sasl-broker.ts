@@ -3,11 +3,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { loadConfig } from '../../config/env';
-import { resolveJars, writeLog4j, writeProperties } from '../../infra/kafka';
-import { cachePaths } from '../../infra/paths';
-import { isListening } from '../../infra/ports';
-import { startDaemon, stopDaemon, waitUntil } from '../../infra/processes';
+import { loadConfig } from '../config/env';
+import { resolveJars, writeLog4j, writeProperties } from '../infra/kafka';
+import { cachePaths } from '../infra/paths';
+import { isListening } from '../infra/ports';
+import { startDaemon, stopDaemon, waitUntil } from '../infra/processes';
 
 // A Kafka 3.9 KRaft node of a test's own that authenticates clients with SASL SCRAM-SHA-512,
 // the mechanism managed services (Confluent Cloud aside, which uses PLAIN over TLS) most often
