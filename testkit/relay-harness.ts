@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { IHeaders } from 'kafkajs';
+import type { IHeaders, Kafka } from 'kafkajs';
 import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayActivityMode, type RelayShardWorkflow } from '../workflows/relay-contract';
 import { createRelayActivities, PendingListener, PendingScanBounds, type RelayActivities } from '../activities/relay';
 import { RelayWorkerProcess } from './relay-worker-process';
@@ -139,8 +139,7 @@ export interface TopicMessage {
 }
 
 /** Every message the topic holds right now (up to each partition's high watermark), in partition order. */
-export async function readWholeTopic(topic: string, timeoutMs = 60_000): Promise<TopicMessage[]> {
-  const kafka = testKafka();
+export async function readWholeTopic(topic: string, timeoutMs = 60_000, kafka: Kafka = testKafka()): Promise<TopicMessage[]> {
   const admin = kafka.admin();
   await admin.connect();
   const offsets = await admin.fetchTopicOffsets(topic);
