@@ -19,6 +19,7 @@ export {
   RelayControlError,
   type RelayControlOptions,
 } from '../outbox/relay-control';
+import { temporalConnectionOptions } from '../temporal/connection-options';
 
 /**
  * The shard count to start: the outbox's recorded layout, else RELAY_SHARDS (a fresh outbox). An
@@ -36,7 +37,7 @@ export async function relayShardCount(db: SqlExecutor, config: Config): Promise<
  * give each outbox (database) its own names when several share one Temporal namespace.
  */
 export async function startRelayShards(config: Config, opts: { workflowId?: (shardIndex: number) => string } = {}) {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   const pool = createPool(config.database.url, { max: 1 });
   try {
     const client = new Client({ connection, namespace: config.temporal.namespace });

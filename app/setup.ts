@@ -5,6 +5,7 @@ import { ensureSearchAttributes } from '../infra/search-attributes';
 import { createKafka } from '../kafka/client';
 import { describeReconciliation, reconcileTopicRetention } from '../kafka/reconcile-topic-retention';
 import { ensureTopics } from '../kafka/topics';
+import { temporalConnectionOptions } from '../temporal/connection-options';
 
 /**
  * Everything the services need before workers start, against local or external services alike:
@@ -16,7 +17,7 @@ export async function setUp(config: Config): Promise<{ migrations: string[]; top
   const topics = await ensureTopics(kafka, config);
   // An existing topic may keep messages longer than the inbox remembers them: bring it in line.
   const topicRetention = describeReconciliation(await reconcileTopicRetention(kafka, config));
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   try {
     const searchAttributes = await ensureSearchAttributes(connection, config.temporal.namespace);
     return { migrations, topics, topicRetention, searchAttributes };

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { IHeaders } from 'kafkajs';
+import type { IHeaders, Kafka } from 'kafkajs';
 import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayActivityMode, type RelayShardWorkflow } from '../workflows/relay-contract';
 import { PendingListener, PendingScanBounds, type RelayActivities } from '../activities/relay';
 import { createRelayWorkerSet } from '../workers/relay-worker-set';
@@ -12,6 +12,8 @@ import { createRelayProducer } from '../kafka/relay-producer';
 import { FAULT_POINT_MARKER, type FaultPoint } from '../test/fixtures/relay-worker-fault-point';
 import { uniqueName } from './ids';
 import { testKafka } from './kafka';
+import { temporalConnectionOptions } from '../temporal/connection-options';
+import { withComponentRole } from './database';
 
 // Kept importable from here for the tests that already do; the one definition is in wait.ts.
 
@@ -47,7 +49,7 @@ export async function startInProcessRelay(config: Config): Promise<InProcessRela
   const producer = createRelayProducer(createKafka(config, uniqueName('relay-test')));
   await producer.connect();
   const bounds = new PendingScanBounds(config.relay.fullScanIntervalMs);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const workers = await createRelayWorkerSet({
     connection,
     namespace: config.temporal.namespace,
@@ -106,6 +108,11 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
 
 /** A relay worker process (`tsx workers/relay.worker.ts`), for tests that kill -9 it at a fault point. */
 export class RelayProcess extends RelayWorkerProcess {
+  /** Under the relay's own role on the local stack, as `npm start` runs it. */
+  constructor(env: Record<string, string>, extraNodeArgs: string[] = [], entry?: string[]) {
+    super(withComponentRole(env, 'relay'), extraNodeArgs, entry);
+  }
+
   /** The production worker with its activities wrapped to stop dead at `point` (test/fixtures/relay-worker-fault-point.ts). */
   static pausingAt(point: FaultPoint, env: Record<string, string>): RelayProcess {
     return new RelayProcess(env, [], [require.resolve('../test/fixtures/relay-worker-fault-point'), point]);
@@ -133,8 +140,7 @@ export interface TopicMessage {
 }
 
 /** Every message the topic holds right now (up to each partition's high watermark), in partition order. */
-export async function readWholeTopic(topic: string, timeoutMs = 60_000): Promise<TopicMessage[]> {
-  const kafka = testKafka();
+export async function readWholeTopic(topic: string, timeoutMs = 60_000, kafka: Kafka = testKafka()): Promise<TopicMessage[]> {
   const admin = kafka.admin();
   await admin.connect();
   const offsets = await admin.fetchTopicOffsets(topic);

@@ -14,6 +14,7 @@ import { startWorkerObservability } from '../observability/worker-observability'
 import { startMemoryLog } from './memory-log';
 import { runWorkerMain } from './run-main';
 import { createRelayWorkerSet } from './relay-worker-set';
+import { temporalConnectionOptions } from '../temporal/connection-options';
 import { onShutdownSignal, workflowCode } from './temporal-worker';
 
 // One relay worker process: runs relay shard workflows, and the relay sessions of the shards
@@ -48,7 +49,7 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
     await ensureTopics(kafka, config, eventTopics(config.kafka));
     await producer.connect();
     const code = await workflowCode(config, require.resolve('../workflows/relay-workflows'));
-    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const connection = await NativeConnection.connect(temporalConnectionOptions(config));
     connectionToClose = connection;
     const workers = await createRelayWorkerSet({
       connection,

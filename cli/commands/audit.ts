@@ -5,6 +5,7 @@ import { driftLines, lastAuditRun } from '../../audit/last-run';
 import { auditInput, ensureAuditSchedule } from '../../audit/schedule';
 import { triggerAuditRun } from '../../audit/trigger-run';
 import type { AuditReport } from '../../audit/types';
+import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 export function registerAuditCommands(program: Command) {
   const audit = program.command('audit').description('the scheduled reconciliation audit: every published event applied exactly once, balances add up');
@@ -65,7 +66,7 @@ function print(r: AuditReport, workflowId: string, json?: boolean) {
 }
 
 async function withClient(config: Config, work: (client: Client) => Promise<void>) {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   try {
     await work(new Client({ connection, namespace: config.temporal.namespace }));
   } finally {

@@ -5,6 +5,7 @@ import { createPool } from '../../db/pool';
 import { findEventWorkflows } from '../../inbox/find-event-workflows';
 import { listParkedEvents } from '../../inbox/list-parked-events';
 import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
+import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 export function registerInboxCommands(program: Command) {
   const inbox = program.command('inbox').description('the consumer side: parked events and processed-id retention');
@@ -45,7 +46,7 @@ export function registerInboxCommands(program: Command) {
     .action(async (opts: { eventId: string }) => {
       const config = loadConfig();
       const pool = createPool(config.database.url, { max: 1 });
-      const connection = await Connection.connect({ address: config.temporal.address });
+      const connection = await Connection.connect(temporalConnectionOptions(config));
       try {
         const found = await findEventWorkflows(pool, new Client({ connection, namespace: config.temporal.namespace }), opts.eventId);
         if (found.length === 0) {

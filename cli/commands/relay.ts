@@ -7,10 +7,11 @@ import { listParked } from '../../outbox/queries/parked-rows';
 import { readLayout } from '../../outbox/queries/relay-layout';
 import { relayStatuses, reshardRelays, restartShards, startRelays, stopRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
 import { pauseShards, redriveThroughShards, resumeShards } from '../../outbox/relay-operator-control';
+import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 /** Runs `work` with a Temporal client and a small pool, closing both. */
 async function withControl<T>(config: Config, batchSize: number, work: (opts: RelayControlOptions) => Promise<T>): Promise<T> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   const pool = createPool(config.database.url, { max: 2 });
   try {
     const client = new Client({ connection, namespace: config.temporal.namespace });

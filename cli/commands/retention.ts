@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../../config/env';
 import { ensureRetentionSchedule, retentionInput } from '../../retention/schedule';
+import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 export function registerRetentionCommands(program: Command) {
   const retention = program.command('retention').description('the retention schedule that keeps the outbox and inbox small');
@@ -32,7 +33,7 @@ export function registerRetentionCommands(program: Command) {
 }
 
 async function withClient(config: Config, work: (client: Client) => Promise<void>) {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   try {
     await work(new Client({ connection, namespace: config.temporal.namespace }));
   } finally {
