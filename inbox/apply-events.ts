@@ -20,6 +20,11 @@ export class MissingHandlerError extends Error {
 }
 
 export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: EventBatch): Promise<EventBatchResult> {
+  return inTransaction(pool, (tx) => applyEventsInTransaction(tx, registry, batch));
+}
+
+/** The same, inside the caller's transaction (a redrive locks its parked rows in the same one). */
+export async function applyEventsInTransaction(tx: SqlExecutor, registry: HandlerRegistry, batch: EventBatch): Promise<EventBatchResult> {
   const first = new Map<string, number>();
   const conflicts: RejectedEvent[] = [];
   batch.eventIds.forEach((id, i) => {
@@ -39,55 +44,61 @@ export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: 
   if (unknown.length > 0) throw new MissingHandlerError(`no handler for event type(s) ${unknown.map((t) => JSON.stringify(t)).join(', ')} on this worker`);
 
   const ctx: HandlerContext = { consumer: batch.consumer };
-  return inTransaction(pool, async (tx) => {
-    const ids = [...first.keys()];
-    const fresh = await insertInboxRows(tx, batch.consumer, ids, ids.map((id) => batch.payloadHashes[first.get(id)!]!));
-    // A redelivery of an applied id is a no-op only if its payload is the applied one.
-    const applied = await appliedPayloadHashes(tx, batch.consumer, ids.filter((id) => !fresh.has(id)));
-    for (const [eventId, appliedHash] of applied) {
-      const i = first.get(eventId)!;
-      if (appliedHash === batch.payloadHashes[i]) continue;
-      conflicts.push({
-        ...parkedAt(batch, i, `conflicting duplicate: event id already applied with a different payload (applied payload hash ${appliedHash}, this one ${batch.payloadHashes[i]})`),
-        appliedPayloadHash: appliedHash,
+  const ids = [...first.keys()];
+  const fresh = await insertInboxRows(tx, batch.consumer, ids, ids.map((id) => batch.payloadHashes[first.get(id)!]!));
+  // A redelivery of an applied id is a no-op only if its payload is the applied one.
+  const applied = await appliedPayloadHashes(tx, batch.consumer, ids.filter((id) => !fresh.has(id)));
+  for (const [eventId, appliedHash] of applied) {
+    const i = first.get(eventId)!;
+    if (appliedHash === batch.payloadHashes[i]) continue;
+    conflicts.push({
+      ...parkedAt(batch, i, `conflicting duplicate: event id already applied with a different payload (applied payload hash ${appliedHash}, this one ${batch.payloadHashes[i]})`),
+      appliedPayloadHash: appliedHash,
+    });
+  }
+  const byType = new Map<string, InboxEvent<unknown>[]>();
+  for (const [eventId, i] of first) {
+    if (!fresh.has(eventId)) continue;
+    const event: InboxEvent<unknown> = {
+      eventId,
+      eventType: batch.eventTypes[i]!,
+      data: batch.data[i],
+      topic: batch.topics[batch.topicIndex[i]!]!,
+      partition: batch.partitions[i]!,
+      offset: batch.offsets[i]!,
+    };
+    const list = byType.get(event.eventType) ?? [];
+    list.push(event);
+    byType.set(event.eventType, list);
+  }
+
+  const rejected: RejectedEvent[] = [];
+  for (const type of [...byType.keys()].sort()) {
+    const events = byType.get(type)!;
+    const refusals = await applyWithHandler(tx, registry.get(type)!, events, ctx);
+    const byId = new Map(events.map((e) => [e.eventId, e]));
+    for (const r of refusals) {
+      const e = byId.get(r.eventId);
+      if (!e) continue;
+      rejected.push({
+        topic: e.topic,
+        partition: e.partition,
+        offset: e.offset,
+        eventId: e.eventId,
+        reason: r.reason,
+        rawValue: JSON.stringify({ event_id: e.eventId, type: e.eventType, data: e.data }),
+        event: { eventType: e.eventType, data: e.data, payloadHash: batch.payloadHashes[first.get(e.eventId)!]! },
       });
     }
-    const byType = new Map<string, InboxEvent<unknown>[]>();
-    for (const [eventId, i] of first) {
-      if (!fresh.has(eventId)) continue;
-      const event: InboxEvent<unknown> = {
-        eventId,
-        eventType: batch.eventTypes[i]!,
-        data: batch.data[i],
-        topic: batch.topics[batch.topicIndex[i]!]!,
-        partition: batch.partitions[i]!,
-        offset: batch.offsets[i]!,
-      };
-      const list = byType.get(event.eventType) ?? [];
-      list.push(event);
-      byType.set(event.eventType, list);
-    }
-
-    const rejected: RejectedEvent[] = [];
-    for (const type of [...byType.keys()].sort()) {
-      const events = byType.get(type)!;
-      const refusals = await applyWithHandler(tx, registry.get(type)!, events, ctx);
-      const byId = new Map(events.map((e) => [e.eventId, e]));
-      for (const r of refusals) {
-        const e = byId.get(r.eventId);
-        if (!e) continue;
-        rejected.push({ topic: e.topic, partition: e.partition, offset: e.offset, eventId: e.eventId, reason: r.reason, rawValue: JSON.stringify({ event_id: e.eventId, type: e.eventType, data: e.data }) });
-      }
-    }
-    if (rejected.length > 0) await deleteInboxRows(tx, batch.consumer, rejected.map((r) => r.eventId));
-    await parkRejectedEvents(tx, batch.consumer, [...rejected, ...conflicts]);
-    return {
-      applied: fresh.size - rejected.length,
-      duplicates: batch.eventIds.length - fresh.size - conflicts.length,
-      rejected: rejected.length,
-      conflicts: conflicts.length,
-    };
-  });
+  }
+  if (rejected.length > 0) await deleteInboxRows(tx, batch.consumer, rejected.map((r) => r.eventId));
+  await parkRejectedEvents(tx, batch.consumer, [...rejected, ...conflicts]);
+  return {
+    applied: fresh.size - rejected.length,
+    duplicates: batch.eventIds.length - fresh.size - conflicts.length,
+    rejected: rejected.length,
+    conflicts: conflicts.length,
+  };
 }
 
 /** Where event i sits, with a reason, its version as parked evidence. */

@@ -6,9 +6,12 @@ import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool } from '../db/pool';
 import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
+import { startDeadLetterSweep } from '../inbox/dead-letter-sweep';
+import type { DeadLetterTarget } from '../inbox/deliver-dead-letters';
 import { EventCoalescer } from '../inbox/event-coalescer';
 import { HandlerRegistry, type AnyEventHandler } from '../inbox/handler';
 import { createKafka } from '../kafka/client';
+import { createDeadLetterProducer } from '../kafka/dead-letter-producer';
 import { assertRedeliveryHorizon, watchRedeliveryHorizon, type RedeliveryHorizonError } from '../kafka/guard-redelivery-horizon';
 import { ensureTopics, topicsForEventTypes } from '../kafka/topics';
 import { exampleHandlers } from './example-handlers';
@@ -47,6 +50,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;
   let stopWatching: (() => void) | undefined;
+  let stopDeadLetterSweep: (() => void) | undefined;
   const samplers = config.metrics.portBase !== undefined ? startConsumerSamplers(pool, config, logger) : undefined;
   await ensureTopics(kafka, config);
   // The inbox forgets ids after INBOX_RETENTION_MS: refuse to consume a topic that can redeliver
@@ -70,9 +74,12 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     // The client shares the worker's native connection, which is what lets the server hand a
     // new workflow's first task straight back to this worker (eager start): one round trip less.
     const client = new Client({ connection, namespace: config.temporal.namespace });
+    let deadLetter: DeadLetterTarget | undefined;
     if (config.consumer.deadLetter) {
-      producer = kafka.producer();
+      producer = createDeadLetterProducer(kafka);
       await producer.connect();
+      deadLetter = { producer, topic: config.kafka.deadLetterTopic, retryMs: config.consumer.deadLetterRetryMs, maxAttempts: config.consumer.deadLetterMaxAttempts };
+      stopDeadLetterSweep = startDeadLetterSweep(pool, deadLetter, config.consumer.inboxName, logger);
     }
     consumer = kafka.consumer({
       groupId: config.kafka.consumerGroup,
@@ -115,7 +122,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
         coalescer,
         handlers,
         unknownEventTypes: config.consumer.unknownEventTypes,
-        deadLetter: producer ? { producer, topic: config.kafka.deadLetterTopic } : undefined,
+        deadLetter,
         logger,
         inboxName: config.consumer.inboxName,
         batchSize: config.consumer.batchSize,
@@ -159,6 +166,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     throw err;
   } finally {
     stopWatching?.();
+    stopDeadLetterSweep?.();
     samplers?.stop();
     await observability.close();
     await consumer?.disconnect().catch(() => undefined);

@@ -41,3 +41,33 @@ export const INBOX_FAILURES = {
 } as const;
 
 export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow';
+
+/** Redrives parked events of one consumer (`outbox inbox redrive`); runs on the consumer's task queue. */
+export const REDRIVE_PARKED_EVENTS_WORKFLOW = 'redriveParkedEventsWorkflow';
+
+export interface RedriveRequest {
+  consumer: string;
+  /** Parked row ids; absent = every parked row of the consumer not yet redriven. */
+  ids?: string[];
+}
+
+/** One page of a redrive, as the activity takes it. */
+export interface RedriveInput extends RedriveRequest {
+  /** Only rows with a larger id (paging); absent = from the start. */
+  afterId?: string;
+  limit: number;
+}
+
+export interface RedriveResult {
+  /** Parked rows whose event is now applied (by this redrive, or found already applied). */
+  redriven: string[];
+  /** Parked rows the handler refused again (the cause is not fixed yet); still parked. */
+  stillParked: string[];
+  /** Parked rows that hold no event to apply, with why. */
+  notRedrivable: { id: string; why: string }[];
+  /** Events applied now, and events the inbox already held (credited before: not again). */
+  applied: number;
+  duplicates: number;
+  /** The last row id of this page; absent when the page was empty. */
+  lastId?: string;
+}
