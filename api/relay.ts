@@ -1,9 +1,9 @@
 // Public API: the relay. Run the worker (any number of processes), then start the shard
 // workflows once; the Temporal CLI commands in docs/relay.md do the same by hand.
-import { Client, Connection } from '@temporalio/client';
+import { connectTemporalClient, withCallDeadline } from '../temporal/connect-client';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
-import { createPool } from '../db/pool';
+import { createPool, databaseTimeouts } from '../db/pool';
 import { startRelays } from '../outbox/relay-control';
 
 export { runRelayWorker } from '../workers/relay.worker';
@@ -24,14 +24,13 @@ export {
  * give each outbox (database) its own names when several share one Temporal namespace.
  */
 export async function startRelayShards(config: Config, opts: { workflowId?: (shardIndex: number) => string } = {}) {
-  const connection = await Connection.connect({ address: config.temporal.address });
-  const pool = createPool(config.database.url, { max: 1 });
+  const { connection, client } = await connectTemporalClient(config);
+  const pool = createPool(config.database.url, { max: 1, ...databaseTimeouts(config) });
   try {
-    const client = new Client({ connection, namespace: config.temporal.namespace });
-    return await startRelays(
+    return await withCallDeadline(connection, config, () => startRelays(
       { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: opts.workflowId },
       config.relay.shards,
-    );
+    ));
   } finally {
     await pool.end();
     await connection.close();

@@ -1,4 +1,4 @@
-import { Connection } from '@temporalio/client';
+import { connectTemporalClient, withCallDeadline } from '../temporal/connect-client';
 import type { Config } from '../config/env';
 import { migrate } from '../db/migrate';
 import { ensureSearchAttributes } from '../infra/search-attributes';
@@ -16,9 +16,9 @@ export async function setUp(config: Config): Promise<{ migrations: string[]; top
   const topics = await ensureTopics(kafka, config);
   // An existing topic may keep messages longer than the inbox remembers them: bring it in line.
   const topicRetention = describeReconciliation(await reconcileTopicRetention(kafka, config));
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const { connection } = await connectTemporalClient(config);
   try {
-    const searchAttributes = await ensureSearchAttributes(connection, config.temporal.namespace);
+    const searchAttributes = await withCallDeadline(connection, config, () => ensureSearchAttributes(connection, config.temporal.namespace));
     return { migrations, topics, topicRetention, searchAttributes };
   } finally {
     await connection.close();

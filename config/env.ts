@@ -9,6 +9,10 @@ const port = z.coerce.number().int().min(1).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const durationMs = z.coerce.number().int().positive();
 
+/** Defaults of DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_LOCK_TIMEOUT_MS; db/pool.ts applies them to a pool given none. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
+
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
   /**
@@ -24,8 +28,8 @@ const schema = z.object({
    * Migrations set their own (none: a migration of a large table may legitimately run long),
    * the retention worker its own (RETENTION_STATEMENT_TIMEOUT_MS), the doctor 60 s.
    */
-  DATABASE_STATEMENT_TIMEOUT_MS: durationMs.default(30_000),
-  DATABASE_LOCK_TIMEOUT_MS: durationMs.default(10_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: durationMs.default(DEFAULT_STATEMENT_TIMEOUT_MS),
+  DATABASE_LOCK_TIMEOUT_MS: durationMs.default(DEFAULT_LOCK_TIMEOUT_MS),
   KAFKA_BROKERS: z.string().min(1).optional(),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),

@@ -4,7 +4,7 @@ import { createInboxActivities } from '../activities/inbox';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
-import { createPool } from '../db/pool';
+import { createPool, databaseTimeouts } from '../db/pool';
 import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
 import { startDeadLetterSweep } from '../inbox/dead-letter-sweep';
 import type { DeadLetterTarget } from '../inbox/deliver-dead-letters';
@@ -45,7 +45,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   const observability = await startWorkerObservability(config, 'consumer', logger);
   const partitions = config.kafka.partitions;
   // Every partition this process owns may have a batch in flight at once.
-  const pool = createPool(config.database.workerUrls.consumer, { max: Math.min(20, partitions + 4) });
+  const pool = createPool(config.database.workerUrls.consumer, { max: Math.min(20, partitions + 4), ...databaseTimeouts(config) });
   const kafka = createKafka(config, `credit-consumer-${process.pid}`);
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;

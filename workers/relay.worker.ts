@@ -3,7 +3,7 @@ import { createRelayActivities, PendingListener } from '../activities/relay';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
-import { createPool } from '../db/pool';
+import { createPool, databaseTimeouts } from '../db/pool';
 import { createKafka } from '../kafka/client';
 import { createRelayProducer } from '../kafka/relay-producer';
 import { ensureTopics, eventTopics } from '../kafka/topics';
@@ -21,7 +21,7 @@ export async function runRelayWorker(config: Config): Promise<void> {
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
   const observability = await startWorkerObservability(config, 'relay', logger);
-  const pool = createPool(config.database.workerUrls.relay, { max: 10 });
+  const pool = createPool(config.database.workerUrls.relay, { max: 10, ...databaseTimeouts(config) });
   const listener = new PendingListener(config.database.workerUrls.relay);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
   // Not idempotent, and no retries inside kafkajs: kafka/relay-producer.ts says why.

@@ -1,4 +1,3 @@
-import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/env';
 import { createPool } from '../../db/pool';
@@ -52,9 +51,9 @@ export function registerInboxCommands(program: Command) {
     .action(async (opts: { eventId: string }) => {
       const config = loadConfig();
       const pool = createPool(config.database.url, { max: 1 });
-      const connection = await Connection.connect({ address: config.temporal.address });
+      const { connection, client } = await connectTemporalClient(config);
       try {
-        const found = await findEventWorkflows(pool, new Client({ connection, namespace: config.temporal.namespace }), opts.eventId);
+        const found = await withCallDeadline(connection, config, () => findEventWorkflows(pool, client, opts.eventId));
         if (found.length === 0) {
           console.log(`event ${opts.eventId} has no applied credit (not applied, parked: npm run outbox -- inbox parked, or applied before the credit ledger existed)`);
           process.exitCode = 1;
