@@ -41,7 +41,7 @@ export default tseslint.config(
   },
   {
     // CLI commands, infra and benchmarks talk to a terminal.
-    files: ['cli/**/*.ts', 'infra/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+    files: ['cli/**/*.ts', 'infra/**/*.ts', 'bench/**/*.ts', 'soak/**/*.ts', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
 );

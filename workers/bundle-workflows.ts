@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -19,11 +20,19 @@ export function prebuiltBundlePath(workflowsPath: string): string | undefined {
  * Bundling in the worker's own process costs ~100 MB of heap that a long-lived worker never
  * gives back (measured on the consumer: 316 MB RSS idle with in-process bundling, 232 MB without);
  * the worker only needs the resulting code.
+ *
+ * The result is kept in the cache folder under a key made of every source file webpack could
+ * have read (this checkout's TypeScript outside tests and benchmarks, the lock file, the Node
+ * version), so a worker restarted on unchanged code (a supervisor after a crash, a second worker
+ * process) starts in about a second instead of bundling again; any edit makes a new key.
  */
 export async function bundleInChildProcess(cacheDir: string, workflowsPath: string): Promise<string> {
   const dir = path.join(cacheDir, 'workflow-bundles');
   fs.mkdirSync(dir, { recursive: true });
-  const out = path.join(dir, `${path.basename(workflowsPath, path.extname(workflowsPath))}-${process.pid}-${Date.now()}.js`);
+  const name = path.basename(workflowsPath, path.extname(workflowsPath));
+  const cached = path.join(dir, `${name}-${sourceKey(workflowsPath)}.js`);
+  if (fs.existsSync(cached)) return fs.readFileSync(cached, 'utf8');
+  const out = path.join(dir, `${name}-${process.pid}-${Date.now()}.tmp.js`);
   const script = `require('@temporalio/worker').bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsPath)} })
     .then((b) => require('node:fs').writeFileSync(${JSON.stringify(out)}, b.code))
     .catch((e) => { console.error(e); process.exit(1); });`;
@@ -31,8 +40,41 @@ export async function bundleInChildProcess(cacheDir: string, workflowsPath: stri
   const loader = workflowsPath.endsWith('.ts') ? ['--require', 'tsx/cjs'] : [];
   await promisify(execFile)(process.execPath, [...loader, '-e', script], { cwd: PROJECT_ROOT, maxBuffer: 16 * 1024 * 1024 });
   try {
-    return fs.readFileSync(out, 'utf8');
+    const code = fs.readFileSync(out, 'utf8');
+    // Renamed into place whole: a worker starting at the same moment reads either nothing or all of it.
+    fs.renameSync(out, cached);
+    pruneOldBundles(dir, name);
+    return code;
   } finally {
     fs.rmSync(out, { force: true });
   }
+}
+
+/** Keeps the few newest bundles of this workflows module (one per recent version of the code). */
+function pruneOldBundles(dir: string, name: string, keep = 6) {
+  const mine = fs
+    .readdirSync(dir)
+    .filter((f) => f.startsWith(`${name}-`) && f.endsWith('.js') && !f.endsWith('.tmp.js'))
+    .map((f) => ({ file: path.join(dir, f), mtime: fs.statSync(path.join(dir, f)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const old of mine.slice(keep)) fs.rmSync(old.file, { force: true });
+}
+
+const NOT_BUNDLED = new Set(['node_modules', 'test', 'bench', 'dist', 'docs', '.git', '.cache']);
+
+/** A digest of everything a bundle of this checkout's workflow code can depend on. */
+function sourceKey(workflowsPath: string): string {
+  const hash = createHash('sha256').update(process.version).update(workflowsPath);
+  const lockFile = path.join(PROJECT_ROOT, 'package-lock.json');
+  if (fs.existsSync(lockFile)) hash.update(fs.readFileSync(lockFile));
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (entry.name.startsWith('.') || NOT_BUNDLED.has(entry.name)) continue;
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (/\.(ts|js|json)$/.test(entry.name)) hash.update(file).update(fs.readFileSync(file));
+    }
+  };
+  walk(PROJECT_ROOT);
+  return hash.digest('hex').slice(0, 16);
 }

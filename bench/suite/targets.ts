@@ -138,4 +138,31 @@ export const TARGETS: Target[] = [
       };
     },
   },
+  {
+    target: 'vacuum held back (one REPEATABLE READ open, 1,000,000 events): relay poll ≤ 5 ms throughout, relay throughput and commit → Kafka p99 within 20 % of the run without it',
+    file: 'vacuum-horizon',
+    command: 'npm run bench:vacuum-horizon',
+    judge(r) {
+      const c = r.results?.comparison as { relayThroughputHoldOverNoHold: number; kafkaP99HoldOverNoHold: number; creditedP99HoldOverNoHold: number; maxRelayPollMsHold: number } | undefined;
+      if (!c) return undefined;
+      return {
+        measured: `poll ≤ ${c.maxRelayPollMsHold} ms held; held / not held: relay throughput ${c.relayThroughputHoldOverNoHold}×, commit → Kafka p99 ${c.kafkaP99HoldOverNoHold}× (commit → credited p99 ${c.creditedP99HoldOverNoHold}×: the example's account rows, docs/vacuum.md)`,
+        met: c.maxRelayPollMsHold <= 5 && c.relayThroughputHoldOverNoHold >= 0.8 && c.kafkaP99HoldOverNoHold <= 1.2,
+      };
+    },
+  },
+  {
+    target: 'fault soak: ≥ 50,000 events, ≥ 50 kill -9 of workers, ≥ 3 crashes of each service; lost 0, double-applied 0',
+    file: 'fault-soak',
+    command: 'npm run soak',
+    judge(r) {
+      const s = r.results as { events: { total: number }; kills: { total: number }; crashes: Record<string, number>; lost: number; doubleApplied: number; duplicatesDelivered: number; duplicatesAbsorbed: number; drained: boolean } | undefined;
+      if (!s?.events) return undefined;
+      const crashes = Object.values(s.crashes);
+      return {
+        measured: `${n(s.events.total)} events, ${s.kills.total} worker kills, ${Object.entries(s.crashes).map(([k, v]) => `${v} ${k}`).join(' / ')} crashes: lost ${s.lost}, double-applied ${s.doubleApplied} (duplicates delivered ${s.duplicatesDelivered}, absorbed ≥ ${s.duplicatesAbsorbed})`,
+        met: s.events.total >= 50_000 && s.kills.total >= 50 && crashes.every((c) => c >= 3) && s.lost === 0 && s.doubleApplied === 0 && s.drained,
+      };
+    },
+  },
 ];

@@ -5,7 +5,7 @@
  */
 export function runBenchmark(main: () => Promise<void>): void {
   main().then(
-    () => process.exit(0),
+    () => process.exit(process.exitCode ?? 0),
     (err: unknown) => {
       console.error(err);
       process.exit(1);
