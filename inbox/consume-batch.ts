@@ -182,19 +182,33 @@ function original(message: KafkaMessage): DeadLetterOriginal {
 }
 
 /**
+ * How often the group hears from us while a chunk waits (on a slow or unreachable database, a
+ * busy Temporal): kafkajs sends a heartbeat at most once per heartbeatInterval however often we
+ * call, so this only needs to be finer than that interval.
+ */
+const KEEPALIVE_HEARTBEAT_MS = 1_000;
+
+/**
  * Retries transient failures (Temporal or PostgreSQL unreachable) for as long as we own the
- * partition, heartbeating so the group does not evict us meanwhile. Returns undefined when we
- * stopped owning it; the work is then redone by the next owner.
+ * partition. Heartbeats the whole time — while an attempt is pending too, not only between
+ * attempts: one attempt can wait far longer than the session timeout (an apply workflow retrying
+ * through a PostgreSQL outage), and a member that falls silent is evicted and its partitions
+ * rebalanced, again and again for as long as the outage lasts. Returns undefined when we stopped
+ * owning the partition; the work is then redone by the next owner.
  */
 async function untilDone<T>(logger: Logger, heartbeat: () => Promise<void>, stillOurs: () => boolean, work: () => Promise<T>): Promise<T | undefined> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await work();
-    } catch (err) {
-      logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
-      await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
-      await heartbeat().catch(() => undefined);
-      if (!stillOurs()) return undefined;
+  const keepalive = setInterval(() => void heartbeat().catch(() => undefined), KEEPALIVE_HEARTBEAT_MS);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work();
+      } catch (err) {
+        logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
+        await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
+        if (!stillOurs()) return undefined;
+      }
     }
+  } finally {
+    clearInterval(keepalive);
   }
 }
