@@ -9,7 +9,8 @@ import { PROGRAMMING_ERRORS } from './programming-errors';
 /**
  * Effects go to PostgreSQL and are idempotent through the inbox, so retrying is always safe.
  * Attempts are unlimited on purpose: while PostgreSQL is down the consumer waits with its
- * offset uncommitted, and nothing is lost; a batch that can never succeed fails at once.
+ * offset uncommitted, and nothing is lost; a batch that can never succeed (or a programming
+ * error) fails at once.
  */
 const applyActivity: ActivityOptions = {
   // One set-based statement takes well under a second; a worker killed mid-activity is noticed
@@ -19,7 +20,10 @@ const applyActivity: ActivityOptions = {
     initialInterval: '200 milliseconds',
     backoffCoefficient: 2,
     maximumInterval: '10 seconds',
-    nonRetryableErrorTypes: [INBOX_FAILURES.invalidBatch, INBOX_FAILURES.noHandler],
+    // A handler's bug (TypeError, ...) fails the workflow, visibly in the UI, instead of being
+    // retried with the same result for ever; the consumer keeps the chunk's offsets and starts a
+    // new run after its backoff, so nothing is lost and the failures repeat until the fix ships.
+    nonRetryableErrorTypes: [INBOX_FAILURES.invalidBatch, INBOX_FAILURES.noHandler, ...PROGRAMMING_ERRORS],
   },
 };
 

@@ -1,11 +1,12 @@
 import { log, patched, proxyActivities, setCurrentDetails, upsertMemo, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { RetentionActivities } from '../activities/retention';
+import { PROGRAMMING_ERRORS } from './programming-errors';
 import type { RetentionInput, RetentionReport, TableSizes } from '../activities/retention/types';
 
 /** Short catalog and planning queries: seconds at most, retried with backoff while PostgreSQL restarts. */
 const dbActivity = {
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['InvalidRetentionInput'] },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['InvalidRetentionInput', ...PROGRAMMING_ERRORS] },
 } satisfies ActivityOptions;
 
 /**
@@ -26,7 +27,7 @@ function sweepActivity(timeBudgetMs: number): ActivityOptions {
   return {
     startToCloseTimeout: timeBudgetMs + 5 * 60_000,
     heartbeatTimeout: SWEEP_HEARTBEAT_TIMEOUT,
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [...PROGRAMMING_ERRORS] },
   };
 }
 
