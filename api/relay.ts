@@ -6,7 +6,7 @@ import type { Config } from '../config/env';
 import { createPool, databaseTimeouts } from '../db/pool';
 import { startRelays } from '../outbox/relay-control';
 
-export { runRelayWorker } from '../workers/relay.worker';
+export { runRelayWorker, type RelayWorkerOptions } from '../workers/relay.worker';
 export {
   startRelays,
   stopRelays,

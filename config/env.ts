@@ -210,6 +210,27 @@ const schema = z.object({
   /** The doctor fails when events have waited on the topic this long (no consumer, or consumers falling behind). */
   DOCTOR_MAX_CONSUMER_WAIT_MS: durationMs.default(2 * 60_000),
 
+  /**
+   * OpenTelemetry traces (docs/observability.md, Traces), under the standard OTEL_* names. Off
+   * unless an endpoint is set: then each worker exports its spans over OTLP/HTTP (protobuf-free
+   * JSON) to `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`, or to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+   * as given. Headers (e.g. an API key) as `name=value,name2=value2`; never logged.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .optional()
+    .superRefine((text, ctx) => {
+      for (const pair of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+        if (!/^[^=\s]+=.+$/.test(pair)) ctx.addIssue({ code: 'custom', message: `a header must look like name=value (got one of ${pair.length} characters)` });
+      }
+    }),
+  /** Service name on the spans; default `temporal-outbox-<worker>` (relay, consumer, retention). */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** Share of new traces sampled (0..1); a span whose parent came with a trace follows the parent's decision. */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -287,6 +308,8 @@ export interface Config {
   doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number; maxHorizonAgeMs: number };
   /** Prometheus endpoints; portBase undefined = off. */
   metrics: { portBase?: number; host: string; sampleMs: number };
+  /** OTLP trace export; otlpTracesUrl undefined = no exporter of ours (spans still go to a provider the application registered). */
+  tracing: { otlpTracesUrl?: string; otlpHeaders: Record<string, string>; serviceName?: string; sampleRatio: number };
   logLevel: RawEnv['LOG_LEVEL'];
 }
 
@@ -436,8 +459,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS, maxHorizonAgeMs: e.DOCTOR_MAX_HORIZON_AGE_MS },
     metrics: { portBase: e.METRICS_PORT_BASE === 0 ? undefined : e.METRICS_PORT_BASE, host: e.METRICS_HOST, sampleMs: e.METRICS_SAMPLE_MS },
+    tracing: {
+      otlpTracesUrl: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`),
+      otlpHeaders: parseOtlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS ?? ''),
+      serviceName: e.OTEL_SERVICE_NAME,
+      sampleRatio: e.OTEL_TRACES_SAMPLER_ARG,
+    },
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/** `a=1,b=x%20y` → { a: '1', b: 'x y' } (values percent-decoded, as the OTLP exporter spec says). */
+function parseOtlpHeaders(text: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    const value = pair.slice(at + 1).trim();
+    try {
+      headers[pair.slice(0, at).trim()] = decodeURIComponent(value);
+    } catch {
+      headers[pair.slice(0, at).trim()] = value;
+    }
+  }
+  return headers;
 }
 
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,200}$/;

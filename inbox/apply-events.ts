@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { SqlExecutor } from '../db/executor';
 import { inTransaction } from '../db/pool';
+import { recordApplySpans, type EventOutcome } from '../observability/apply-spans';
 import type { EventBatch, EventBatchResult } from '../workflows/inbox-contract';
 import type { AnyEventHandler, HandlerContext, HandlerRegistry, InboxEvent, Rejection } from './handler';
 import { appliedPayloadHashes, deleteInboxRows, insertInboxRows } from './inbox-rows';
@@ -19,12 +20,32 @@ export class MissingHandlerError extends Error {
   override name = 'MissingHandlerError';
 }
 
-export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: EventBatch): Promise<EventBatchResult> {
-  return inTransaction(pool, (tx) => applyEventsInTransaction(tx, registry, batch));
+export interface AppliedBatch extends EventBatchResult {
+  /** Events applied by this call, per event type (the handler metrics' label). */
+  appliedByType: Record<string, number>;
 }
 
-/** The same, inside the caller's transaction (a redrive locks its parked rows in the same one). */
-export async function applyEventsInTransaction(tx: SqlExecutor, registry: HandlerRegistry, batch: EventBatch): Promise<EventBatchResult> {
+export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: EventBatch): Promise<AppliedBatch> {
+  const startTime = new Date();
+  const { result, outcomes } = await inTransaction(pool, (tx) => applyEventsInTransaction(tx, registry, batch));
+  // After COMMIT: a span says the effect is durable (or why it was not applied), never a rolled-back attempt.
+  recordApplySpans(batch, outcomes, startTime);
+  const appliedByType: Record<string, number> = {};
+  outcomes.forEach((o, i) => {
+    if (o === 'applied') appliedByType[batch.eventTypes[i]!] = (appliedByType[batch.eventTypes[i]!] ?? 0) + 1;
+  });
+  return { ...result, appliedByType };
+}
+
+/**
+ * The same guard inside the caller's transaction (a redrive locks its parked rows in the same
+ * one); returns what happened to each event, for spans the caller records after its COMMIT.
+ */
+export async function applyEventsInTransaction(
+  tx: SqlExecutor,
+  registry: HandlerRegistry,
+  batch: EventBatch,
+): Promise<{ result: EventBatchResult; outcomes: EventOutcome[] }> {
   const first = new Map<string, number>();
   const conflicts: RejectedEvent[] = [];
   batch.eventIds.forEach((id, i) => {
@@ -87,6 +108,7 @@ export async function applyEventsInTransaction(tx: SqlExecutor, registry: Handle
         eventId: e.eventId,
         reason: r.reason,
         rawValue: JSON.stringify({ event_id: e.eventId, type: e.eventType, data: e.data }),
+        // Kept so that `inbox redrive` can apply it once the cause is fixed.
         event: { eventType: e.eventType, data: e.data, payloadHash: batch.payloadHashes[first.get(e.eventId)!]! },
       });
     }
@@ -94,11 +116,25 @@ export async function applyEventsInTransaction(tx: SqlExecutor, registry: Handle
   if (rejected.length > 0) await deleteInboxRows(tx, batch.consumer, rejected.map((r) => r.eventId));
   await parkRejectedEvents(tx, batch.consumer, [...rejected, ...conflicts]);
   return {
-    applied: fresh.size - rejected.length,
-    duplicates: batch.eventIds.length - fresh.size - conflicts.length,
-    rejected: rejected.length,
-    conflicts: conflicts.length,
+    result: {
+      applied: fresh.size - rejected.length,
+      duplicates: batch.eventIds.length - fresh.size - conflicts.length,
+      rejected: rejected.length,
+      conflicts: conflicts.length,
+    },
+    outcomes: outcomesOf(batch, first, fresh, rejected, conflicts),
   };
+}
+
+/** What happened to each event of the batch, index-aligned. */
+function outcomesOf(batch: EventBatch, first: Map<string, number>, fresh: Set<string>, rejected: RejectedEvent[], conflicts: RejectedEvent[]): EventOutcome[] {
+  const refused = new Set(rejected.map((r) => r.eventId));
+  const conflicting = new Set(conflicts.map((c) => `${c.eventId}@${c.topic}/${c.partition}/${c.offset}`));
+  return batch.eventIds.map((id, i) => {
+    if (conflicting.has(`${id}@${batch.topics[batch.topicIndex[i]!]}/${batch.partitions[i]}/${batch.offsets[i]}`)) return 'conflict';
+    if (first.get(id) !== i || !fresh.has(id)) return 'duplicate';
+    return refused.has(id) ? 'rejected' : 'applied';
+  });
 }
 
 /** Where event i sits, with a reason, its version as parked evidence. */

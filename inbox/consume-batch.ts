@@ -14,7 +14,8 @@ import { owedDeadLetterIds } from './claim-dead-letters';
 import { deliverDeadLetters, type DeadLetterTarget } from './deliver-dead-letters';
 import { parkEvents, type DeadLetterOriginal, type ParkedMessage } from './park-events';
 import { payloadHash } from './payload-hash';
-import { quote, validateEnvelope } from './validate-envelope';
+import { TRACE_HEADERS } from '../observability/trace-context';
+import { headerText, quote, validateEnvelope } from './validate-envelope';
 
 export interface BatchHandlerDeps {
   pool: Pool;
@@ -98,7 +99,7 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
 async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[]): Promise<ChunkOutcome> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
-  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [] };
+  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [] };
   const invalid: ParkedMessage[] = [];
   const unknownTypes: ParkedMessage[] = [];
   const skipped = new Map<string, number>();
@@ -130,6 +131,8 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     events.offsets.push(message.offset);
     events.data.push(checked.data);
     events.payloadHashes.push(payloadHash(envelope.payload));
+    // The relay's publish span (the event's trace), continued by the handler's span.
+    events.traceparents.push(headerText(message, TRACE_HEADERS.traceparent)?.slice(0, 100) ?? null);
   }
 
   if (invalid.length > 0) {

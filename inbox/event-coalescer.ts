@@ -1,4 +1,5 @@
 import type { EventBatch, EventBatchResult } from '../workflows/inbox-contract';
+import { withApplyBatchSpan } from '../observability/apply-spans';
 import { applyWorkflowId, type ChunkSpan } from './apply-workflow-id';
 
 // Group commit for events. kafkajs hands us one batch per partition, concurrently; one
@@ -16,6 +17,8 @@ export interface ChunkEvents extends ChunkSpan {
   offsets: string[];
   data: unknown[];
   payloadHashes: string[];
+  /** Each event's `traceparent` header (W3C trace context), null when it came without one. */
+  traceparents: (string | null)[];
 }
 
 export interface FlightReport extends EventBatchResult {
@@ -89,19 +92,26 @@ export class EventCoalescer {
         batch.topicIndex.push(t);
       }
     }
+    // Only when some event carries a trace: untraced batches keep their history as it was.
+    if (flight.some(({ chunk }) => chunk.traceparents.some((t) => t !== null))) batch.traceparents = flight.flatMap(({ chunk }) => chunk.traceparents);
     const workflowId = applyWorkflowId({ group: this.opts.group, spans: flight.map((w) => w.chunk) });
     const started = performance.now();
     try {
-      const result = await this.run(workflowId, batch);
-      const report: FlightReport = {
-        ...result,
-        workflowId,
-        events: batch.eventIds.length,
-        chunks: flight.length,
-        partitions: [...new Set(flight.map((w) => `${w.chunk.topic}/${w.chunk.partition}`))].sort(),
-        workflowMs: Math.round(performance.now() - started),
-      };
-      this.opts.onFlight?.(report);
+      // In a span of its own (linked to the events' traces): the workflow's start joins it, and
+      // the flight's log line carries its trace id.
+      const report = await withApplyBatchSpan(batch, workflowId, async () => {
+        const result = await this.run(workflowId, batch);
+        const done: FlightReport = {
+          ...result,
+          workflowId,
+          events: batch.eventIds.length,
+          chunks: flight.length,
+          partitions: [...new Set(flight.map((w) => `${w.chunk.topic}/${w.chunk.partition}`))].sort(),
+          workflowMs: Math.round(performance.now() - started),
+        };
+        this.opts.onFlight?.(done);
+        return done;
+      });
       for (const w of flight) w.resolve(report);
     } catch (err) {
       for (const w of flight) w.reject(err);

@@ -57,7 +57,9 @@ export async function redriveParkedEvents(tx: SqlExecutor, registry: HandlerRegi
     data: redrivable.map((r) => r.event_data),
     payloadHashes: redrivable.map((r) => r.payload_hash!),
   };
-  const applied = redrivable.length > 0 ? await applyEventsInTransaction(tx, registry, batch) : { applied: 0, duplicates: 0, rejected: 0, conflicts: 0 };
+  // No apply spans for a redrive (they are recorded after a delivery's COMMIT); the redrive's own
+  // workflow is its record in the UI.
+  const applied = redrivable.length > 0 ? (await applyEventsInTransaction(tx, registry, batch)).result : { applied: 0, duplicates: 0, rejected: 0, conflicts: 0 };
   const marked = redrivable.length > 0 ? (await tx.query<{ id: string }>(MARK_REDRIVEN_SQL, [redrivable.map((r) => r.id)])).rows.map((r) => r.id) : [];
   const done = new Set(marked);
   return {

@@ -50,7 +50,8 @@ export function validateEnvelope(message: RawMessage): EnvelopeResult {
   return { ok: true, eventId, eventType: type, payload: p };
 }
 
-function headerText(message: RawMessage, name: string): string | undefined {
+/** A header's (first) value as text; undefined when the message has none. */
+export function headerText(message: RawMessage, name: string): string | undefined {
   const raw = message.headers?.[name];
   const first = Array.isArray(raw) ? raw[0] : raw;
   return first === undefined ? undefined : first.toString();

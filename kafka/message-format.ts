@@ -1,7 +1,10 @@
 // The wire format between relay and consumers, in one place.
 //   key     = the event's key (outbox_events.event_key, else payload.account_id, else event id)
 //   value   = the outbox row's payload, as JSON text, unchanged
-//   headers = event id, event type, the row's created_at (ISO 8601) and outbox id
+//   headers = event id, event type, the row's created_at (ISO 8601) and outbox id; the producer's
+//             own headers from the row; `traceparent` (and `tracestate`) when the event carries a
+//             W3C trace context: the relay's publish span's, whose parent is the one the row
+//             was enqueued with (observability/trace-context.ts)
 export const HEADERS = {
   eventId: 'event-id',
   eventType: 'event-type',

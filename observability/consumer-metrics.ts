@@ -1,5 +1,4 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { PAYMENT_CONFIRMED } from '../config/constants';
 
 // What the consumer worker exports (docs/observability.md). `handler` is the inbox identity
 // (INBOX_CONSUMER), the name a handler's inbox rows carry.
@@ -48,9 +47,9 @@ export const inboxParked = new Gauge({
   labelNames: ['handler'] as const,
 });
 
-/** One handler call's outcome: applied, absorbed repeats, parked unknown accounts, its duration. */
-export function recordHandlerCall(handler: string, events: number, result: { applied: number; duplicates: number; newlyParked?: number }, ms: number): void {
-  inboxApplied.inc({ handler, event_type: PAYMENT_CONFIRMED }, result.applied);
+/** One handler call's outcome: applied per event type, absorbed repeats, parked refusals, its duration. */
+export function recordHandlerCall(handler: string, events: number, result: { appliedByType: Record<string, number>; duplicates: number; newlyParked?: number }, ms: number): void {
+  for (const [eventType, applied] of Object.entries(result.appliedByType)) inboxApplied.inc({ handler, event_type: eventType }, applied);
   inboxDuplicates.inc({ handler }, result.duplicates);
   // Newly parked only: a retried or redelivered batch meets the same unknown account again.
   if (result.newlyParked) inboxParkedTotal.inc({ handler, stage: 'unknown_account' }, result.newlyParked);

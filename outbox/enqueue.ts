@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { SqlExecutor } from '../db/executor';
+import { activeSpanContext, headersFromContext, outboxTracer, TRACE_HEADERS } from '../observability/trace-context';
 
 /**
  * Transaction-scoped advisory lock space for "one key's events take ids in commit order".
@@ -13,6 +15,11 @@ export interface EnqueueInput {
   payload: Record<string, unknown>;
   /** Kafka key and shard key; defaults to payload.account_id, else the event id (as the table does). */
   key?: string;
+  /**
+   * Copied to the Kafka message. A `traceparent` (W3C trace context) given here is the event's
+   * trace; without one, enqueue records the caller's active OpenTelemetry span (through an
+   * `outbox enqueue` span of its own), so relay and consumer continue that trace.
+   */
   headers?: Record<string, string>;
   /**
    * Serialise this key's producers (default true): the lock is taken before the row gets its
@@ -52,15 +59,38 @@ const ENQUEUE_SQL = `
  */
 export async function enqueue(db: SqlExecutor, input: EnqueueInput): Promise<EnqueueResult> {
   const payload = validate(input);
-  const { rows } = await db.query<{ id: string }>(ENQUEUE_SQL, [
-    input.eventType,
-    JSON.stringify(payload),
-    input.key ?? null,
-    JSON.stringify(input.headers ?? {}),
-    input.serializeKey !== false,
-    KEY_ORDER_LOCK_CLASS,
-  ]);
-  return { id: Number(rows[0]!.id), eventId: payload.event_id as string };
+  const eventId = payload.event_id as string;
+  const insert = async (headers: Record<string, string>) => {
+    const { rows } = await db.query<{ id: string }>(ENQUEUE_SQL, [
+      input.eventType,
+      JSON.stringify(payload),
+      input.key ?? null,
+      JSON.stringify(headers),
+      input.serializeKey !== false,
+      KEY_ORDER_LOCK_CLASS,
+    ]);
+    return { id: Number(rows[0]!.id), eventId };
+  };
+  const headers = input.headers ?? {};
+  // No active span (tracing off, or the caller traces nothing): the row carries no trace.
+  const active = context.active();
+  if (headers[TRACE_HEADERS.traceparent] !== undefined || activeSpanContext(active) === undefined) return insert(headers);
+  const span = outboxTracer().startSpan(
+    `outbox enqueue ${input.eventType}`,
+    { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'outbox', 'messaging.operation.type': 'create', 'messaging.message.id': eventId, 'outbox.event_type': input.eventType } },
+    active,
+  );
+  try {
+    const result = await insert({ ...headers, ...headersFromContext(trace.setSpan(active, span)) });
+    span.setAttribute('outbox.id', result.id);
+    return result;
+  } catch (err) {
+    span.recordException(err as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+    throw err;
+  } finally {
+    span.end();
+  }
 }
 
 function validate(input: EnqueueInput): Record<string, unknown> {

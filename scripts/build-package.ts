@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../workers/workflow-interceptors';
 
 // `npm run build`: compile to dist/ (JavaScript + .d.ts), copy the SQL migrations beside the
 // code that applies them (dist/migrations), and bundle each workflows module once
@@ -19,7 +20,7 @@ async function main() {
   fs.mkdirSync(path.join(dist, 'workflow-bundles'));
   const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
   for (const name of WORKFLOW_MODULES) {
-    const { code } = await bundleWorkflowCode({ workflowsPath: path.join(dist, 'workflows', `${name}.js`), logger: quiet });
+    const { code } = await bundleWorkflowCode({ workflowsPath: path.join(dist, 'workflows', `${name}.js`), workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: quiet });
     fs.writeFileSync(path.join(dist, 'workflow-bundles', `${name}.js`), code);
   }
   process.stdout.write(`built ${path.relative(root, dist)}/: JavaScript, declarations, ${fs.readdirSync(path.join(dist, 'migrations')).length} migrations, ${WORKFLOW_MODULES.length} workflow bundles\n`);

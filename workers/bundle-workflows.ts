@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../config/env';
+import { WORKFLOW_INTERCEPTOR_MODULES } from './workflow-interceptors';
 
 /**
  * The bundle `npm run build` made of this workflows module, when there is one: the installed
@@ -33,7 +34,7 @@ export async function bundleInChildProcess(cacheDir: string, workflowsPath: stri
   const cached = path.join(dir, `${name}-${sourceKey(workflowsPath)}.js`);
   if (fs.existsSync(cached)) return fs.readFileSync(cached, 'utf8');
   const out = path.join(dir, `${name}-${process.pid}-${Date.now()}.tmp.js`);
-  const script = `require('@temporalio/worker').bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsPath)} })
+  const script = `require('@temporalio/worker').bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsPath)}, workflowInterceptorModules: ${JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES)} })
     .then((b) => require('node:fs').writeFileSync(${JSON.stringify(out)}, b.code))
     .catch((e) => { console.error(e); process.exit(1); });`;
   // TypeScript sources (this repository) need the tsx loader; compiled ones do not.
@@ -64,7 +65,7 @@ const NOT_BUNDLED = new Set(['node_modules', 'test', 'bench', 'dist', 'docs', '.
 
 /** A digest of everything a bundle of this checkout's workflow code can depend on. */
 function sourceKey(workflowsPath: string): string {
-  const hash = createHash('sha256').update(process.version).update(workflowsPath);
+  const hash = createHash('sha256').update(process.version).update(workflowsPath).update(JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES));
   const lockFile = path.join(PROJECT_ROOT, 'package-lock.json');
   if (fs.existsSync(lockFile)) hash.update(fs.readFileSync(lockFile));
   const walk = (dir: string) => {

@@ -1,3 +1,4 @@
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Client } from '@temporalio/client';
 import type { Consumer, Producer } from 'kafkajs';
 import { createInboxActivities } from '../activities/inbox';
@@ -30,6 +31,8 @@ export interface ConsumerWorkerOptions {
   handlers: readonly AnyEventHandler[];
   /** Stops the worker like SIGTERM does (leave the group, drain, return). */
   signal?: AbortSignal;
+  /** Your own OpenTelemetry span processor (else OTLP from OTEL_EXPORTER_OTLP_ENDPOINT, else none): docs/observability.md. */
+  spanProcessor?: SpanProcessor;
 }
 
 /**
@@ -42,7 +45,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   const topics = topicsForEventTypes(config.kafka, handlers.eventTypes());
   const logger = createLogger('consumer', config.logLevel);
   const taskQueue = config.consumer.taskQueue ?? TASK_QUEUES.consumer;
-  const observability = await startWorkerObservability(config, 'consumer', logger);
+  const observability = await startWorkerObservability(config, 'consumer', logger, { spanProcessor: options.spanProcessor });
   const partitions = config.kafka.partitions;
   // Every partition this process owns may have a batch in flight at once.
   const pool = createPool(config.database.workerUrls.consumer, { max: Math.min(20, partitions + 4), ...databaseTimeouts(config) });
@@ -62,6 +65,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     workflowsPath: require.resolve('../workflows/inbox'),
     activities: createInboxActivities({ pool, handlers }),
     maxConcurrentActivityTaskExecutions: partitions + 4,
+    ...observability.tracing.workerOptions,
   });
   // Running before the consumer starts: eagerly started workflows land on this worker at once.
   const running = worker.run();
@@ -73,7 +77,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   try {
     // The client shares the worker's native connection, which is what lets the server hand a
     // new workflow's first task straight back to this worker (eager start): one round trip less.
-    const client = new Client({ connection, namespace: config.temporal.namespace });
+    const client = new Client({ connection, namespace: config.temporal.namespace, interceptors: observability.tracing.clientInterceptors });
     let deadLetter: DeadLetterTarget | undefined;
     if (config.consumer.deadLetter) {
       producer = createDeadLetterProducer(kafka);

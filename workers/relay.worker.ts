@@ -1,3 +1,4 @@
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Producer } from 'kafkajs';
 import { createRelayActivities, PendingListener } from '../activities/relay';
 import { TASK_QUEUES } from '../config/constants';
@@ -17,10 +18,17 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 // these may run; Temporal hands each shard's tasks to one of them at a time, so adding a
 // process adds capacity and never double-processes a shard.
 
-export async function runRelayWorker(config: Config): Promise<void> {
+export interface RelayWorkerOptions {
+  /** Stops the worker like SIGTERM does (in-flight activities finish, then it returns). */
+  signal?: AbortSignal;
+  /** Your own OpenTelemetry span processor (else OTLP from OTEL_EXPORTER_OTLP_ENDPOINT, else none): docs/observability.md. */
+  spanProcessor?: SpanProcessor;
+}
+
+export async function runRelayWorker(config: Config, options: RelayWorkerOptions = {}): Promise<void> {
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
-  const observability = await startWorkerObservability(config, 'relay', logger);
+  const observability = await startWorkerObservability(config, 'relay', logger, { spanProcessor: options.spanProcessor });
   const pool = createPool(config.database.workerUrls.relay, { max: 10, ...databaseTimeouts(config) });
   const listener = new PendingListener(config.database.workerUrls.relay);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
@@ -37,12 +45,19 @@ export async function runRelayWorker(config: Config): Promise<void> {
       activities: createRelayActivities({ pool, producer, config, listener }),
       // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
       shutdownGraceTime: '10 seconds',
+      ...observability.tracing.workerOptions,
     });
     connectionToClose = connection;
-    onShutdownSignal(() => {
+    const stop = () => {
       logger.info('stopping: finishing in-flight activities');
-      worker.shutdown();
-    });
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    };
+    if (options.signal) {
+      if (options.signal.aborted) stop();
+      else options.signal.addEventListener('abort', stop, { once: true });
+    } else {
+      onShutdownSignal(stop);
+    }
     logger.info({ pid: process.pid, taskQueue, topic: config.kafka.topic, faultPauseAt: config.relay.faultPauseAt }, 'relay worker running');
     startMemoryLog(logger, config.relay.memoryLogMs);
     await worker.run();
@@ -56,4 +71,4 @@ export async function runRelayWorker(config: Config): Promise<void> {
   }
 }
 
-if (require.main === module) runWorkerMain('relay worker', runRelayWorker);
+if (require.main === module) runWorkerMain('relay worker', (config) => runRelayWorker(config));

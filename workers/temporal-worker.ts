@@ -1,6 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config/env';
 import fs from 'node:fs';
+import { workflowSpanSinks } from '../observability/tracing';
 import { bundleInChildProcess, prebuiltBundlePath } from './bundle-workflows';
 
 export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & { workflowsPath: string } & Omit<Partial<WorkerOptions>, 'workflowsPath' | 'workflowBundle'>;
@@ -16,7 +17,9 @@ export async function createTemporalWorker(config: Config, parts: WorkerParts): 
   const code = prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.local.cacheDir, workflowsPath);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   try {
-    const worker = await Worker.create({ connection, namespace: config.temporal.namespace, workflowBundle: { code }, ...options });
+    // Every bundle carries the OpenTelemetry workflow interceptors (workers/workflow-interceptors.ts),
+    // so the sink their spans leave through is always there (dropping them unless a worker traces).
+    const worker = await Worker.create({ connection, namespace: config.temporal.namespace, workflowBundle: { code }, sinks: workflowSpanSinks(), ...options });
     return { worker, connection };
   } catch (err) {
     await connection.close();

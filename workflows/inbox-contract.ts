@@ -19,6 +19,11 @@ export interface EventBatch {
   data: unknown[];
   /** Fingerprint of each event's payload (inbox/payload-hash.ts): a redelivered id with another one is a conflict. */
   payloadHashes: string[];
+  /**
+   * Each event's W3C `traceparent` from its Kafka headers (null: none); absent when no event of
+   * the batch carries one. The handler's span per event continues that trace.
+   */
+  traceparents?: (string | null)[];
 }
 
 export interface EventBatchResult {

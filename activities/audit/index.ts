@@ -5,6 +5,7 @@ import { auditWindow } from '../../audit/queries/audit-window';
 import { balanceMismatches } from '../../audit/queries/balance-mismatches';
 import { deliveryGaps } from '../../audit/queries/delivery-gaps';
 import { outboxWindowCounts, outboxWindowParked } from '../../audit/queries/outbox-window';
+import { recordConsumerDrift, recordInvariantDrift } from '../../observability/audit-metrics';
 import type { AuditedConsumer, AuditInput, AuditPlan, AuditSettings, AuditWindow, ConsumerAudit, InvariantAudit, OutboxWindowAudit } from '../../audit/types';
 
 export const INVALID_AUDIT_INPUT = 'InvalidAuditInput';
@@ -42,7 +43,7 @@ export function createAuditActivities({ pool, config }: AuditActivityDeps) {
     async checkConsumer({ window, consumer, maxListed }: { window: AuditWindow; consumer: AuditedConsumer; maxListed: number }): Promise<ConsumerAudit> {
       const k = await deliveryGaps(pool, { consumer: consumer.consumer, eventTypes: consumer.eventTypes, from: window.from, to: window.to, maxListed });
       const total = Object.values(k).reduce((n, x) => n + x.count, 0);
-      return {
+      const audit: ConsumerAudit = {
         consumer: consumer.consumer,
         eventTypes: consumer.eventTypes,
         expected: total,
@@ -63,11 +64,15 @@ export function createAuditActivities({ pool, config }: AuditActivityDeps) {
           })),
         },
       };
+      recordConsumerDrift(audit);
+      return audit;
     },
 
     async checkBalances({ maxListed }: { maxListed: number }): Promise<InvariantAudit> {
       const r = await balanceMismatches(pool, maxListed);
-      return { invariant: 'payments: balance = opening balance + sum of applied credits', accountsChecked: r.accounts, mismatches: { count: r.mismatched, listed: r.listed } };
+      const audit: InvariantAudit = { invariant: 'payments: balance = opening balance + sum of applied credits', accountsChecked: r.accounts, mismatches: { count: r.mismatched, listed: r.listed } };
+      recordInvariantDrift(audit);
+      return audit;
     },
   };
 }

@@ -23,7 +23,7 @@ export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers
   return {
     async applyEvents(batch: EventBatch): Promise<EventBatchResult> {
       const n = batch.eventIds.length;
-      const columns = [batch.eventTypes, batch.topicIndex, batch.partitions, batch.offsets, batch.data, batch.payloadHashes];
+      const columns = [batch.eventTypes, batch.topicIndex, batch.partitions, batch.offsets, batch.data, batch.payloadHashes, ...(batch.traceparents ? [batch.traceparents] : [])];
       if (columns.some((c) => c.length !== n) || batch.topicIndex.some((t) => batch.topics[t] === undefined)) {
         throw ApplicationFailure.create({
           type: INBOX_FAILURES.invalidBatch,
@@ -33,9 +33,9 @@ export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers
       }
       try {
         const started = performance.now();
-        const result = await applyEvents(pool, handlers, batch);
+        const { appliedByType, ...result } = await applyEvents(pool, handlers, batch);
         // Refused and conflicting events are parked by this call (a retry may count them again).
-        recordHandlerCall(batch.consumer, n, { applied: result.applied, duplicates: result.duplicates, newlyParked: result.rejected + result.conflicts }, performance.now() - started);
+        recordHandlerCall(batch.consumer, n, { appliedByType, duplicates: result.duplicates, newlyParked: result.rejected + result.conflicts }, performance.now() - started);
         return result;
       } catch (err) {
         if (err instanceof MissingHandlerError) throw ApplicationFailure.create({ type: INBOX_FAILURES.noHandler, nonRetryable: true, message: err.message });

@@ -1,6 +1,7 @@
 import { Context, log } from '@temporalio/activity';
 import type { Message } from 'kafkajs';
 import { topicForEventType } from '../../kafka/topics';
+import { startPublishSpans } from '../../observability/publish-spans';
 import { outboxParkedTotal, recordPublished } from '../../observability/relay-metrics';
 import { toKafkaMessage, type OutboxKafkaMessage } from '../../outbox/kafka-message';
 import { parkRows } from '../../outbox/queries/park-rows';
@@ -110,15 +111,23 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
         log.warn('parked malformed outbox rows', { count: invalid.length, firstId: invalid[0]!.id, outboxIds: invalid.slice(0, 20).map((r) => r.id), reason: invalid[0]!.reason });
       }
       if (sendable.length === 0) return out;
+      const spans = startPublishSpans(sendable.map((s) => ({ outboxId: s.row.id, eventId: s.row.eventId!, eventType: s.row.eventType, topic: topicOf(s), message: s.message })));
       try {
         await sendAll(sendable);
         recordPublished(sendable.map((s) => s.row));
         out.sentIds.push(...sendable.map((s) => s.row.id));
       } catch (err) {
         // Unreachable broker, timeouts, leader moves: throw, Temporal retries the whole batch.
-        if (!isRecordRejection(err)) throw err;
-        await sendRowByRow(sendable, out);
+        if (!isRecordRejection(err)) {
+          spans.end(new Set(), err);
+          throw err;
+        }
+        await sendRowByRow(sendable, out).catch((e: unknown) => {
+          spans.end(new Set(out.sentIds), e);
+          throw e;
+        });
       }
+      spans.end(new Set(out.sentIds));
       clearInterval(beat);
       await faultPoint(config, 'after-kafka-ack', { ids: out.sentIds.length, firstId: out.sentIds[0], lastId: out.sentIds.at(-1) });
       return out;

@@ -3,11 +3,13 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
+import { register } from 'prom-client';
 import { auditScheduleOptions, ensureAuditSchedule } from '../../audit/schedule';
 import { triggerAuditRun } from '../../audit/trigger-run';
 import type { AuditReport } from '../../audit/types';
 import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
 import { auditScheduleCheck } from '../../doctor/checks/audit-schedule';
+import { auditDrift } from '../../observability/audit-metrics';
 import { runChecks } from '../../doctor/run-doctor';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { startAuditWorker } from '../support/audit-worker';
@@ -55,6 +57,9 @@ describe('reconciliation audit (Temporal Schedule) on the real pipeline', functi
     config = loadConfig({ ...process.env, ...env });
     relay = new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: relayQueue });
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group: uniqueName('audit-group'), taskQueue: uniqueName('audit-credit') }));
+    // The audit's activities run in this process, as in a retention worker: its gauge starts
+    // as a fresh worker's does (other test files in this mocha process may have run audits).
+    auditDrift.reset();
     auditWorker = await startAuditWorker(config);
     await Promise.all([relay.waitUntilRunning(), waitUntilRunning(consumer)]);
     await startShard(temporal.client, relayQueue, { shardIndex: 0, shardCount: 1, batchSize: 500 });
@@ -72,6 +77,17 @@ describe('reconciliation audit (Temporal Schedule) on the real pipeline', functi
     await db?.drop();
   });
 
+  /** outbox_audit_drift as the worker's /metrics renders it: kind → value (consumer "" or payments-credit). */
+  const driftGauge = async () => {
+    const text = await register.getSingleMetricAsString('outbox_audit_drift');
+    const values: Record<string, number> = {};
+    for (const [line, labels, value] of text.matchAll(/^outbox_audit_drift\{(.*)\} (\d+)$/gm)) {
+      const consumer = /consumer="([^"]*)"/.exec(labels!)![1];
+      assert.ok(consumer === '' || consumer === config.consumer.inboxName, line);
+      values[/kind="(\w+)"/.exec(labels!)![1]!] = Number(value);
+    }
+    return values;
+  };
   const total = async () => Number((await db.pool.query(`SELECT coalesce(sum(balance - opening_balance), 0) AS t FROM accounts`)).rows[0].t);
   const findings = (r: AuditReport) => ({
     notApplied: r.consumers.flatMap((c) => c.notApplied.listed.map((x) => x.eventId)),
@@ -94,8 +110,10 @@ describe('reconciliation audit (Temporal Schedule) on the real pipeline', functi
     await eventually('all good events credited', async () => (await total()) === credited, 120_000);
     await eventually('the two bad events parked by the consumer', async () => (await db.pool.query(`SELECT 1 FROM inbox_parked_events`)).rowCount === 2, 60_000);
 
+    assert.deepEqual(await driftGauge(), {}, 'no audit ran yet: no drift series');
     const { workflowId, runId, report } = await triggerAuditRun(temporal.client, config.audit.scheduleId);
     clean = report;
+    assert.deepEqual(await driftGauge(), { notApplied: 0, inboxRowMissing: 0, appliedDiffers: 0, balanceMismatches: 0 });
     assert.ok(workflowId.startsWith('outbox-audit-run'), workflowId);
     assert.equal(report.drift, false, JSON.stringify(report.driftCounts));
     assert.deepEqual(findings(report), { notApplied: [], inboxRowMissing: [], accounts: [] });
@@ -123,6 +141,8 @@ describe('reconciliation audit (Temporal Schedule) on the real pipeline', functi
     assert.equal(report.drift, true);
     assert.deepEqual(findings(report), { notApplied: ['audit-lost'], inboxRowMissing: ['audit-5'], accounts: [['3', '7']] });
     assert.deepEqual(report.driftCounts, { notApplied: 1, inboxRowMissing: 1, appliedDiffers: 0, balanceMismatches: 1 });
+    // As a metric, outbox_audit_drift{kind}: what alerts page on (infra/prometheus/alerts.yml OutboxAuditDrift).
+    assert.deepEqual(await driftGauge(), { notApplied: 1, inboxRowMissing: 1, appliedDiffers: 0, balanceMismatches: 1 });
 
     // In the UI: search attributes (list columns, `OutboxAuditStatus = 'drift'`) and current details.
     const handle = temporal.client.workflow.getHandle(workflowId, runId);

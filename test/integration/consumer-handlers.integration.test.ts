@@ -58,9 +58,14 @@ describe('consumer: handlers per event type, routed topics, unknown types', func
 
   it('one worker applies both handlers from their own topics; unknown types are skipped and counted, not parked or dead-lettered', async () => {
     const group = uniqueName('handlers-both');
-    const both = await start(env({ group, consumer: 'both', handlers: 'payment_confirmed,order_shipped' }));
+    // Its metrics endpoint on a port of its own (below the ephemeral range, away from the stack's 19400).
+    const metricsBase = 22_000 + Math.floor(Math.random() * 500) * 20;
+    const both = await start(env({ group, consumer: 'both', handlers: 'payment_confirmed,order_shipped', extra: { METRICS_PORT_BASE: String(metricsBase) } }));
     const running = both.logs.find((l) => l.msg === 'consumer worker running')!;
     assert.deepEqual(running.topics, [orders, payments].sort(), 'subscribed to the topics its types are routed to');
+    const applied = (eventType: string) => metricValue(metricsBase + 1, `inbox_events_applied_total{handler="both",event_type="${eventType}"`);
+    assert.equal(await applied('order_shipped'), 0);
+    assert.equal(await applied('payment_confirmed'), 0);
 
     const hostileType = "x'; DROP TABLE accounts; --";
     await send(kafka, payments, [
@@ -109,6 +114,10 @@ describe('consumer: handlers per event type, routed topics, unknown types', func
     // Only the malformed shipment reaches the dead-letter topic; unknown types never do.
     const dead = await readTopic(kafka, dlq, 1);
     assert.deepEqual(dead.map((d) => d.eventId), ['ship-3']);
+
+    // Applied events counted under their own type: pay-1, pay-2 credited; ship-1, ship-4 shipped.
+    assert.equal(await applied('payment_confirmed'), 2);
+    assert.equal(await applied('order_shipped'), 2);
   });
 
   it('the same handlers in separate workers (one per event type) each consume only their own topic', async () => {
@@ -169,6 +178,15 @@ describe('consumer: handlers per event type, routed topics, unknown types', func
     assert.equal(dead.filter((d) => d.eventId.startsWith('refund-')).length, 0, 'unknown types are never dead-lettered');
   });
 });
+
+/** A counter's value from a worker's /metrics (summed over the series whose text starts with `series`); 0 when absent. */
+async function metricValue(port: number, series: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(series))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
 
 async function send(kafka: Kafka, topic: string, messages: { key: string; value: string; headers: Record<string, string> }[]) {
   const producer = kafka.producer();

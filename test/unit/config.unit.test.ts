@@ -18,6 +18,19 @@ describe('loadConfig', () => {
     assert.equal(config.temporal.local, true);
   });
 
+  it('exports no traces unless an OTLP endpoint is set; the standard OTEL_* names when it is', () => {
+    assert.equal(loadConfig({}).tracing.otlpTracesUrl, undefined);
+    const base = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=a%20b, tenant=t1', OTEL_TRACES_SAMPLER_ARG: '0.25' }).tracing;
+    assert.deepEqual(base, { otlpTracesUrl: 'http://collector:4318/v1/traces', otlpHeaders: { 'x-api-key': 'a b', tenant: 't1' }, serviceName: undefined, sampleRatio: 0.25 });
+    const full = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/traces', OTEL_SERVICE_NAME: 'svc' }).tracing;
+    assert.equal(full.otlpTracesUrl, 'https://b/traces');
+    assert.equal(full.serviceName, 'svc');
+    assert.throws(
+      () => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector', OTEL_EXPORTER_OTLP_HEADERS: 'no-equals', OTEL_TRACES_SAMPLER_ARG: '2' }),
+      (err: unknown) => err instanceof ConfigError && err.problems.length === 3 && !err.message.includes('no-equals'),
+    );
+  });
+
   it('reports every invalid variable at once', () => {
     assert.throws(
       () => loadConfig({ LOCAL_PG_PORT: 'x', RELAY_SHARDS: '0', KAFKA_TOPIC: 'bad topic!' }),

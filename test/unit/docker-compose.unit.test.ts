@@ -8,6 +8,7 @@ import { buildProgram } from '../../cli/program';
 import { loadConfig, PROJECT_ROOT } from '../../config/env';
 import { workerTargets } from '../../infra/prometheus';
 import '../../observability/consumer-group-metrics';
+import '../../observability/audit-metrics';
 import '../../observability/consumer-metrics';
 import '../../observability/relay-metrics';
 import '../../observability/retention-metrics';

@@ -5,6 +5,8 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { RELAY_WORKFLOW_TYPE, RETENTION_WORKFLOW_TYPE } from '../../config/constants';
 import { APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox-contract';
 import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, type History, type RecordedHistory } from '../support/workflow-histories';
+import { workflowSpanSinks } from '../../observability/tracing';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../../workers/workflow-interceptors';
 
 // Upgrades must not stall running workflows: every history recorded from a release
 // (test/histories/<release>/, `npm run histories:record`) must replay on the workflow code of
@@ -20,7 +22,7 @@ const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error
  */
 async function replayAll(bundle: WorkflowBundleWithSourceMap, histories: { id: string; history: History }[]): Promise<Map<string, Error | undefined>> {
   const results = new Map<string, Error | undefined>();
-  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle }, histories.map((h) => ({ workflowId: h.id, history: h.history })))) {
+  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle, sinks: workflowSpanSinks() }, histories.map((h) => ({ workflowId: h.id, history: h.history })))) {
     results.set(r.workflowId, r.error);
   }
   assert.equal(results.size, histories.length, 'every history got a replay result');
@@ -41,7 +43,8 @@ describe('recorded workflow histories replay on the current workflow code', func
   const idOf = (h: RecordedHistory) => `${h.release}/${h.name}`;
   let replayed: Map<string, Error | undefined>;
   before(async () => {
-    const production = await bundleWorkflowCode({ workflowsPath: PRODUCTION_WORKFLOWS_PATH, logger: quietBundlerLogger });
+    // With the workflow interceptors every production bundle carries (Temporal's OpenTelemetry ones).
+    const production = await bundleWorkflowCode({ workflowsPath: PRODUCTION_WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: quietBundlerLogger });
     replayed = await replayAll(production, histories.map((h) => ({ id: idOf(h), history: h.history })));
   });
 
