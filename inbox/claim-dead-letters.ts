@@ -12,6 +12,7 @@ export interface DeadLetterRow {
   kafka_partition: number;
   kafka_offset: string;
   reason: string;
+  dead_letter_topic: string;
   dead_letter_key: Buffer | null;
   dead_letter_value: Buffer | null;
   dead_letter_headers: Record<string, string[]> | null;
@@ -30,7 +31,7 @@ UPDATE inbox_parked_events p
           LIMIT $3
           FOR UPDATE SKIP LOCKED)
 RETURNING p.id::text, p.topic, p.kafka_partition, p.kafka_offset::text, p.reason,
-          p.dead_letter_key, p.dead_letter_value, p.dead_letter_headers, p.dead_letter_attempts`;
+          p.dead_letter_topic, p.dead_letter_key, p.dead_letter_value, p.dead_letter_headers, p.dead_letter_attempts`;
 
 /** Due copies of this consumer (only `ids`, when given), at most `limit`, leased for `leaseMs`. */
 export async function claimDeadLetters(db: SqlExecutor, opts: { consumer: string; ids?: string[]; limit: number; leaseMs: number }): Promise<DeadLetterRow[]> {

@@ -107,7 +107,7 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     const rawValue = message.value?.toString() ?? null;
     const envelope = validateEnvelope(message);
     if (!envelope.ok) {
-      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: envelope.reason, rawValue, deadLetter: deps.deadLetter && original(message) });
+      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: envelope.reason, rawValue, deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
       continue;
     }
     const handler = deps.handlers.get(envelope.eventType);
@@ -123,7 +123,7 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     }
     const checked = handler.validate(envelope.payload);
     if (!checked.ok) {
-      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: checked.reason, rawValue, deadLetter: deps.deadLetter && original(message) });
+      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: checked.reason, rawValue, deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
       continue;
     }
     events.eventIds.push(envelope.eventId);
@@ -175,13 +175,13 @@ async function copyToDeadLetter(deps: BatchHandlerDeps, topic: string, partition
 }
 
 /** What a dead-letter copy needs of the original message, byte for byte. */
-function original(message: KafkaMessage): DeadLetterOriginal {
+function original(topic: string, message: KafkaMessage): DeadLetterOriginal {
   const headers: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(message.headers ?? {})) {
     if (value === undefined) continue;
     headers[name] = (Array.isArray(value) ? value : [value]).map((v) => Buffer.from(v).toString('base64'));
   }
-  return { key: message.key ?? null, value: message.value ?? null, headers };
+  return { topic, key: message.key ?? null, value: message.value ?? null, headers };
 }
 
 /**

@@ -11,6 +11,7 @@ import { recordDeadLetterOutcomes, type DeadLetterOutcome } from './record-dead-
 
 export interface DeadLetterTarget {
   producer: Producer;
+  /** Where copies of messages parked from now on go (KAFKA_DEAD_LETTER_TOPIC); each row keeps the topic it was parked for. */
   topic: string;
   /** First retry wait; doubles per attempt up to 64× (CONSUMER_DEAD_LETTER_RETRY_MS). */
   retryMs: number;
@@ -55,7 +56,7 @@ export async function deliverDeadLetters(
 
 async function sendOne(target: DeadLetterTarget, row: DeadLetterRow): Promise<DeadLetterOutcome> {
   try {
-    await target.producer.send({ topic: target.topic, messages: [deadLetterMessage(row)] });
+    await target.producer.send({ topic: row.dead_letter_topic, messages: [deadLetterMessage(row)] });
     return { id: row.id, state: 'sent' };
   } catch (err) {
     const error = describeError(err);

@@ -14,6 +14,8 @@ export interface ParkedMessage {
 
 /** A message's key, value and headers as received; header values base64, in order. */
 export interface DeadLetterOriginal {
+  /** The dead-letter topic the copy is owed to. */
+  topic: string;
   key: Buffer | null;
   value: Buffer | null;
   headers: Record<string, string[]>;
@@ -24,12 +26,12 @@ export const MAX_PARKED_VALUE_CHARS = 64 * 1024;
 
 export const PARK_EVENTS_SQL = `
 INSERT INTO inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, raw_value,
-                                 dead_letter_state, dead_letter_key, dead_letter_value, dead_letter_headers, dead_letter_due_at)
+                                 dead_letter_state, dead_letter_topic, dead_letter_key, dead_letter_value, dead_letter_headers, dead_letter_due_at)
 SELECT $1, $2, $3, t.kafka_offset, t.event_id, t.reason, t.raw_value,
-       CASE WHEN t.owed THEN 'pending' END, CASE WHEN t.owed THEN t.dl_key END, CASE WHEN t.owed THEN t.dl_value END,
-       CASE WHEN t.owed THEN t.dl_headers END, CASE WHEN t.owed THEN now() END
-FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::bytea[], $10::bytea[], $11::jsonb[])
-     AS t(kafka_offset, event_id, reason, raw_value, owed, dl_key, dl_value, dl_headers)
+       CASE WHEN t.dl_topic IS NOT NULL THEN 'pending' END, t.dl_topic, t.dl_key, t.dl_value, t.dl_headers,
+       CASE WHEN t.dl_topic IS NOT NULL THEN now() END
+FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bytea[], $10::bytea[], $11::jsonb[])
+     AS t(kafka_offset, event_id, reason, raw_value, dl_topic, dl_key, dl_value, dl_headers)
 ON CONFLICT (consumer, topic, kafka_partition, kafka_offset) DO NOTHING`;
 
 export async function parkEvents(
@@ -46,7 +48,7 @@ export async function parkEvents(
     messages.map((m) => m.eventId ?? null),
     messages.map((m) => m.reason),
     messages.map((m) => (m.rawValue === null ? null : storableText(m.rawValue))),
-    messages.map((m) => m.deadLetter !== undefined),
+    messages.map((m) => m.deadLetter?.topic ?? null),
     messages.map((m) => m.deadLetter?.key ?? null),
     messages.map((m) => m.deadLetter?.value ?? null),
     messages.map((m) => (m.deadLetter ? JSON.stringify(m.deadLetter.headers) : null)),

@@ -10,6 +10,8 @@
 -- is sent or given up.
 ALTER TABLE inbox_parked_events
   ADD COLUMN dead_letter_state    text CHECK (dead_letter_state IN ('pending', 'sent', 'failed')),
+  -- The topic the copy is owed to, fixed when parked (a sweep by another process sends it there).
+  ADD COLUMN dead_letter_topic    text,
   ADD COLUMN dead_letter_key      bytea,
   ADD COLUMN dead_letter_value    bytea,
   -- Header name -> list of base64 values, exactly as the message carried them.
@@ -33,7 +35,7 @@ ALTER TABLE inbox_parked_events
 -- Parked rows are pruned by the retention schedule after PARKED_RETENTION_MS.
 CREATE INDEX inbox_parked_events_parked_at_idx ON inbox_parked_events (parked_at);
 
-GRANT UPDATE (dead_letter_state, dead_letter_key, dead_letter_value, dead_letter_headers, dead_letter_attempts,
+GRANT UPDATE (dead_letter_state, dead_letter_topic, dead_letter_key, dead_letter_value, dead_letter_headers, dead_letter_attempts,
               dead_letter_due_at, dead_letter_sent_at, dead_letter_error, redriven_at)
   ON inbox_parked_events TO outbox_consumer;
 GRANT DELETE ON inbox_parked_events TO outbox_retention;

@@ -190,15 +190,18 @@ async function withAdmin<T>(kafka: Kafka, work: (admin: ReturnType<Kafka['admin'
 const topicExists = (kafka: Kafka, topic: string) => withAdmin(kafka, async (a) => (await a.listTopics()).includes(topic));
 
 /**
- * Deletes the topic and waits until the broker refuses writes to it: a broker that has not yet
- * applied the deletion still acknowledges a write (which the deletion then removes).
+ * Deletes the topic and waits until the broker refuses writes to it. The probe producer has the
+ * topic's metadata cached, like the consumer's dead-letter producer: its produce requests go
+ * straight to the broker, which acknowledges them for a moment after the deletion (until it drops
+ * the partition), and the deletion then removes what it acknowledged.
  */
 async function deleteTopic(kafka: Kafka, topic: string) {
-  await withAdmin(kafka, (a) => a.deleteTopics({ topics: [topic] }));
-  await eventually(`${topic} deleted`, async () => !(await topicExists(kafka, topic)), 30_000);
   const probe = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 0 } });
   await probe.connect();
   try {
+    await probe.send({ topic, messages: [{ value: 'probe' }] });
+    await withAdmin(kafka, (a) => a.deleteTopics({ topics: [topic] }));
+    await eventually(`${topic} deleted`, async () => !(await topicExists(kafka, topic)), 30_000);
     await eventually(`the broker to refuse writes to ${topic}`, () => probe.send({ topic, messages: [{ value: 'probe' }] }).then(() => false, () => true), 30_000, 500);
   } finally {
     await probe.disconnect();
