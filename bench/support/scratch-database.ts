@@ -33,7 +33,8 @@ export async function createScratchDatabase(serverUrl: string, prefix: string): 
   await admin(`CREATE DATABASE ${name}`);
   const url = withDatabase(serverUrl, name);
   await migrate(url);
-  const pool = createPool(url, { max: 20 });
+  // Benchmarks seed millions of rows in single statements: no statement timeout for this pool.
+  const pool = createPool(url, { max: 20, statement_timeout: 0 });
   return {
     url,
     pool,
