@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TopLevelSpec } from 'vega-lite';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../test/support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../test/support/database';
-import { uniqueName } from '../test/support/ids';
-import { createTestTopic, testKafka } from '../test/support/kafka';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { uniqueName } from '../testkit/ids';
+import { createTestTopic, testKafka } from '../testkit/kafka';
 import { median, percentile, saveBenchmark } from './support/report';
-import { eventually } from '../test/support/wait';
+import { eventually } from '../testkit/wait';
 
 // Consumer benchmark, against the real local stack (its own database, topics, group, queue):
 //  1. sustained credits/s: preload N payment events on a topic, start the consumer worker(s),

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
-import { createBenchTopic, deleteBenchTopics } from './support/bench-topic';
+import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { measureCpu, postmasterPidOf } from './support/cpu-usage';
 import { logicalCapableCluster } from './support/logical-cluster';
 import { joinLatencies, offerLoad } from './support/offered-load';
@@ -11,11 +11,11 @@ import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { createPeerOutbox, createPeerReplication, createPeerSlot, dropPeerSlot, insertPeerBacklog, insertPeerEvents, peerPendingCount, type PeerOutboxNames } from './support/peer/peer-outbox';
 import { PeerListenerProcess } from './support/peer/peer-listener-process';
 import { Relays } from './support/relay-shards';
-import { RelayWorkerProcess } from './support/relay-worker-process';
+import { RelayWorkerProcess } from '../testkit/relay-worker-process';
 import { percentile, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
-import { runId } from './support/run-id';
-import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database';
+import { uniqueName } from '../testkit/ids';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { summarisePeerRuns, type ContenderRun } from './support/peer/peer-summary';
 
 // A peer in the same run: the npm package pg-transactional-outbox (its logical-replication
@@ -53,7 +53,7 @@ const log = (m: string) => console.log(m);
 type Contender = { name: string; kind: 'ours' } | { name: string; kind: 'replication' } | { name: string; kind: 'polling'; batchSize: number };
 
 interface Bench {
-  db: ScratchDatabase;
+  db: TestDatabase;
   client: Client;
   worker: RelayWorkerProcess;
   taskQueue: string;
@@ -199,7 +199,7 @@ async function main() {
   const startedAt = Date.now();
   console.log(`peer benchmark: load average ${loadAtStart.join(' ')} on ${os.cpus().length} cores${quick ? ' (quick)' : ''}`);
   const cluster = await logicalCapableCluster(log);
-  const db = await createScratchDatabase(cluster.url, 'bench_peer');
+  const db = await createTestDatabase({ serverUrl: cluster.url, prefix: 'bench_peer' });
   const url = new URL(db.url);
   const suffix = crypto.randomBytes(3).toString('hex');
   const names: PeerOutboxNames = { table: 'peer_outbox', publication: `peer_outbox_pub_${suffix}`, slot: `peer_outbox_slot_${suffix}`, nextMessagesFunction: 'next_peer_outbox_messages' };
@@ -208,8 +208,8 @@ async function main() {
   if (canReplicate) await createPeerReplication(db.pool, url.pathname.slice(1), url.username, names);
   else console.log(`skipping pg-transactional-outbox's logical-replication listener: the server runs with wal_level=${cluster.walLevel}`);
 
-  const topic = await createBenchTopic(kafka, 'bench-peer');
-  const taskQueue = runId('bench-peer-tq');
+  const topic = (await createTestTopic(6, { prefix: 'bench-peer', logAppendTime: true, kafka })).topic;
+  const taskQueue = uniqueName('bench-peer-tq');
   const worker = new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue });
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
@@ -222,7 +222,7 @@ async function main() {
     void cluster.stop().finally(() => process.exit(130));
   };
   process.once('SIGINT', abort).once('SIGTERM', abort);
-  const consumer = kafka.consumer({ groupId: runId('bench-peer-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
+  const consumer = kafka.consumer({ groupId: uniqueName('bench-peer-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
   try {
     // Bundling the workflows takes a few seconds on a quiet machine, minutes on a loaded one.
     await worker.waitUntilRunning(300_000);
@@ -320,7 +320,7 @@ async function main() {
     await consumer.disconnect().catch(() => undefined);
     await worker.kill9();
     await connection.close();
-    await deleteBenchTopics(kafka, [topic]);
+    await deleteTopics([topic], kafka);
     await db.drop();
     await cluster.stop();
   }

@@ -9,7 +9,7 @@ import { createKafka } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
 import { startRelays } from '../outbox/relay-control';
 import { percentile, saveBenchmark } from './support/report';
-import { createScratchDatabase } from './support/scratch-database';
+import { createTestDatabase } from '../testkit/database';
 import { WORKER_NODE_ARGS } from '../workers/node-args';
 
 // The whole pipeline's latency, end to end: outbox commit → relay → Kafka → consumer → balance
@@ -25,7 +25,7 @@ const ACCOUNTS = 100;
 
 async function main() {
   const base = loadConfig();
-  const db = await createScratchDatabase(base.database.url, 'bench_pipeline');
+  const db = await createTestDatabase({ serverUrl: base.database.url, prefix: 'bench_pipeline' });
   const suffix = crypto.randomBytes(3).toString('hex');
   const env = {
     ...process.env,

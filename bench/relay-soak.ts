@@ -3,14 +3,14 @@ import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
-import { createBenchTopic, deleteBenchTopics } from './support/bench-topic';
+import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { Relays } from './support/relay-shards';
-import { RelayWorkerProcess, type WorkerMemoryLog } from './support/relay-worker-process';
+import { RelayWorkerProcess, type WorkerMemoryLog } from '../testkit/relay-worker-process';
 import { saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
-import { runId } from './support/run-id';
-import { createScratchDatabase } from './support/scratch-database';
+import { uniqueName } from '../testkit/ids';
+import { createTestDatabase } from '../testkit/database';
 
 // Relay soak: does one relay worker's memory level off, or grow for as long as it runs? The
 // relay is meant to run forever, so this runs it as production does — one worker process with
@@ -76,11 +76,11 @@ async function main() {
   const startedAt = Date.now();
   const loadAtStart = os.loadavg().map((l) => +l.toFixed(2));
   console.log(`relay soak: ${CYCLES} cycles of ${EVENTS} events, batch ${BATCH_SIZE}, ${SHARDS} shards, local activities; load ${loadAtStart.join(' ')}`);
-  const db = await createScratchDatabase(config.database.url, 'bench_relay_soak');
-  const topic = await createBenchTopic(kafka, 'bench-relay-soak');
+  const db = await createTestDatabase({ serverUrl: config.database.url, prefix: 'bench_relay_soak' });
+  const topic = (await createTestTopic(6, { prefix: 'bench-relay-soak', logAppendTime: true, kafka })).topic;
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
-  const taskQueue = runId('bench-relay-soak-tq');
+  const taskQueue = uniqueName('bench-relay-soak-tq');
   const worker = new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue, RELAY_MEMORY_LOG_MS: String(MEMORY_LOG_MS) }, extraNodeArgs);
   if (workerLogPath) worker.child.stdout!.pipe(fs.createWriteStream(workerLogPath));
   const relays = new Relays(client, taskQueue);
@@ -165,7 +165,7 @@ async function main() {
     await relays.stop();
     await worker.kill9();
     await connection.close();
-    await deleteBenchTopics(kafka, [topic]);
+    await deleteTopics([topic], kafka);
     await db.drop();
   }
 }

@@ -2,17 +2,17 @@ import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
-import type { RelayActivityMode } from '../workflows/relay';
-import { createBenchTopic, deleteBenchTopics } from './support/bench-topic';
+import type { RelayActivityMode } from '../workflows/relay-contract';
+import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { measureCpu } from './support/cpu-usage';
 import { probeKafkaSend } from './support/kafka-send-probe';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { profileRelayHistory } from './support/relay-history-profile';
 import { Relays } from './support/relay-shards';
-import { RelayWorkerProcess } from './support/relay-worker-process';
+import { RelayWorkerProcess } from '../testkit/relay-worker-process';
 import { median, percentile, saveBenchmark } from './support/report';
-import { runId } from './support/run-id';
-import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database';
+import { uniqueName } from '../testkit/ids';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
 
 // Relay benchmark: outbox commit → Kafka ack (acks=all) → marked published. Compares the relay's
 // two activity modes side by side in one run — 'remote' (fetch/publish/mark as ordinary
@@ -45,8 +45,8 @@ interface WorkerPool {
   processes: RelayWorkerProcess[];
 }
 
-async function startWorkers(db: ScratchDatabase, topic: string, count: number): Promise<WorkerPool> {
-  const taskQueue = runId('bench-relay-tq');
+async function startWorkers(db: TestDatabase, topic: string, count: number): Promise<WorkerPool> {
+  const taskQueue = uniqueName('bench-relay-tq');
   const processes = Array.from({ length: count }, () => new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue }));
   return { taskQueue, processes };
 }
@@ -57,7 +57,7 @@ interface ThroughputOpts {
   shards: number;
 }
 
-async function throughputRun(db: ScratchDatabase, client: Client, workers: WorkerPool, opts: ThroughputOpts) {
+async function throughputRun(db: TestDatabase, client: Client, workers: WorkerPool, opts: ThroughputOpts) {
   const relays = new Relays(client, workers.taskQueue);
   try {
     await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
@@ -108,7 +108,7 @@ interface LatencyState {
   appendedAt: Map<string, number>;
 }
 
-async function latencyRun(db: ScratchDatabase, client: Client, workers: WorkerPool, consumerState: LatencyState, mode: RelayActivityMode) {
+async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool, consumerState: LatencyState, mode: RelayActivityMode) {
   const relays = new Relays(client, workers.taskQueue);
   const shards = 2;
   const batchSize = 2000;
@@ -171,7 +171,7 @@ async function latencyRun(db: ScratchDatabase, client: Client, workers: WorkerPo
   }
 }
 
-async function idleRun(db: ScratchDatabase, client: Client, workers: WorkerPool, seconds: number) {
+async function idleRun(db: TestDatabase, client: Client, workers: WorkerPool, seconds: number) {
   const relays = new Relays(client, workers.taskQueue);
   const shards = 2;
   try {
@@ -212,9 +212,9 @@ async function main() {
   const loadAtStart = loadAverage();
   const startedAt = Date.now();
   console.log(`relay benchmark: load average ${loadAtStart.join(' ')} on ${os.cpus().length} cores${quick ? ' (quick)' : ''}`);
-  const db = await createScratchDatabase(config.database.url, 'bench_relay');
-  const topic = await createBenchTopic(kafka);
-  const probeTopic = await createBenchTopic(kafka);
+  const db = await createTestDatabase({ serverUrl: config.database.url, prefix: 'bench_relay' });
+  const topic = (await createTestTopic(6, { prefix: 'bench-relay', logAppendTime: true, kafka })).topic;
+  const probeTopic = (await createTestTopic(6, { prefix: 'bench-relay', logAppendTime: true, kafka })).topic;
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   // One worker on its own queue for the single-worker runs, two on another for the scaling run;
@@ -253,7 +253,7 @@ async function main() {
 
     // 3. Latency at 1,000 events/s, remote vs local, interleaved.
     const consumerState: LatencyState = { committedAt: new Map(), appendedAt: new Map() };
-    const consumer = kafka.consumer({ groupId: runId('bench-relay-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
+    const consumer = kafka.consumer({ groupId: uniqueName('bench-relay-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
     const latency: Awaited<ReturnType<typeof latencyRun>>[] = [];
     await consumer.connect();
     try {
@@ -359,7 +359,7 @@ async function main() {
   } finally {
     for (const w of [...one.processes, ...two.processes]) await w.kill9();
     await connection.close();
-    await deleteBenchTopics(kafka, [topic, probeTopic]);
+    await deleteTopics([topic, probeTopic], kafka);
     await db.drop();
   }
 }

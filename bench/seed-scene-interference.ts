@@ -11,7 +11,7 @@ import { planOutboxWalk } from '../retention/plan-outbox-walk';
 import { deletePublishedRange } from '../retention/queries/delete-published-range';
 import { sweepPublishedOutbox } from '../retention/sweep-published-outbox';
 import { percentile, saveBenchmark } from './support/report';
-import { seedSceneChunk, syncOutboxIdentity, type SceneShape } from './seed-scene-rows';
+import { seedSceneChunk, syncOutboxIdentity, type SceneShape } from '../testkit/seed-scene-rows';
 
 // What makes the relay's poll slow while retention runs? The scene (bench/seed-scene.ts) shows
 // that it is; this takes it apart. On one table it times the relay's poll, back to back with a

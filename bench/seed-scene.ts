@@ -15,7 +15,7 @@ import { planOutboxWalk } from '../retention/plan-outbox-walk';
 import { ensureRetentionSchedule } from '../retention/schedule';
 import { sweepPublishedOutbox, type SweepBatch } from '../retention/sweep-published-outbox';
 import { median, percentile, saveBenchmark } from './support/report';
-import { seedSceneChunk, syncOutboxIdentity, type SceneShape } from './seed-scene-rows';
+import { seedSceneChunk, syncOutboxIdentity, type SceneShape } from '../testkit/seed-scene-rows';
 
 // The seed's first scene, reproduced in one command, in a database of its own (outbox_scene):
 //   1. an outbox 8 months × 50,000 events/day = 12,000,000 rows, 50 pending, never cleaned,

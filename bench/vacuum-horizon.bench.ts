@@ -13,13 +13,13 @@ import { ensureTopics } from '../kafka/topics';
 import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../outbox/queries/fetch-pending-ids';
 import { startRelays } from '../outbox/relay-control';
 import { WORKER_NODE_ARGS } from '../workers/node-args';
-import { createBenchTopic, deleteBenchTopics } from './support/bench-topic';
-import { startInProcessRelayWorker, type InProcessRelayWorker } from './support/in-process-relay-worker';
+import { createTestTopic, deleteTopics } from '../testkit/kafka';
+import { startInProcessRelay, type InProcessRelay } from '../testkit/relay-harness';
 import { median, percentile, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
-import { runId } from './support/run-id';
+import { uniqueName } from '../testkit/ids';
 import { vacuumHorizonChart } from './support/vacuum-horizon-chart';
-import { createScratchDatabase, type ScratchDatabase } from './support/scratch-database';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
 
 // The relay and the consumer while vacuum is held back (issue 12): the same flow of events twice,
 // once with nothing else running and once with one REPEATABLE READ transaction held open in the
@@ -79,7 +79,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
 }
 
 /** Server-side execution time of the relay's poll statement (EXPLAIN ANALYZE, TIMING OFF). */
-async function executionMs(db: ScratchDatabase, params: number[]): Promise<number> {
+async function executionMs(db: TestDatabase, params: number[]): Promise<number> {
   const { rows } = await db.pool.query(`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${FETCH_PENDING_IDS_SQL}`, params);
   return rows[0]['QUERY PLAN'][0]['Execution Time'] as number;
 }
@@ -93,9 +93,9 @@ async function timeMs(work: () => Promise<unknown>): Promise<number> {
 /** One side of the comparison: its own scratch database, topic, relay worker and consumer worker. */
 interface Lane {
   mode: Mode;
-  db: ScratchDatabase;
+  db: TestDatabase;
   topic: string;
-  relay: InProcessRelayWorker;
+  relay: InProcessRelay;
   consumer: ReturnType<typeof startChildWorker>;
   relayIds: string[];
   inserted: number;
@@ -110,24 +110,24 @@ interface LatencySamples {
 }
 
 async function openLane(mode: Mode, base: Config, kafka: Kafka, temporal: TemporalClient): Promise<Lane> {
-  const db = await createScratchDatabase(base.database.url, `bench_vacuum_${mode.replace('-', '_')}`);
-  const topic = await createBenchTopic(kafka, `bench-vacuum-${mode}`);
+  const db = await createTestDatabase({ serverUrl: base.database.url, prefix: `bench_vacuum_${mode.replace('-', '_')}` });
+  const topic = (await createTestTopic(6, { prefix: `bench-vacuum-${mode}`, logAppendTime: true, kafka })).topic;
   const env = {
     ...process.env,
     DATABASE_URL: db.url,
     KAFKA_TOPIC: topic,
     KAFKA_DEAD_LETTER_TOPIC: `${topic}.dlq`,
-    CONSUMER_GROUP: runId(`bench-vacuum-${mode}`),
-    RELAY_TASK_QUEUE: runId(`bench-vacuum-relay-${mode}`),
-    CONSUMER_TASK_QUEUE: runId(`bench-vacuum-credit-${mode}`),
+    CONSUMER_GROUP: uniqueName(`bench-vacuum-${mode}`),
+    RELAY_TASK_QUEUE: uniqueName(`bench-vacuum-relay-${mode}`),
+    CONSUMER_TASK_QUEUE: uniqueName(`bench-vacuum-credit-${mode}`),
     LOG_LEVEL: 'warn',
   };
   const config = loadConfig(env);
   await ensureTopics(kafka, config, [config.kafka.deadLetterTopic]);
   await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
   const consumer = startChildWorker(`consumer-worker-${mode}`, 'workers/consumer.worker.ts', path.join(config.local.cacheDir, 'logs', 'bench-vacuum-horizon'), env, [...WORKER_NODE_ARGS.consumer]);
-  const relay = await startInProcessRelayWorker(config);
-  const relayIds = Array.from({ length: SHARDS }, (_, i) => runId(`bench-vacuum-${mode}-shard-${i}`));
+  const relay = await startInProcessRelay(config);
+  const relayIds = Array.from({ length: SHARDS }, (_, i) => uniqueName(`bench-vacuum-${mode}-shard-${i}`));
   await waitForPollers(temporal, [config.relay.taskQueue!, config.consumer.taskQueue!], 180_000);
   await startRelays({ client: temporal, db: db.pool, taskQueue: config.relay.taskQueue!, batchSize: BATCH, workflowId: (i) => relayIds[i]! }, SHARDS);
   return { mode, db, topic, relay, consumer, relayIds, inserted: 0, steps: [], latencyRounds: [] };
@@ -148,7 +148,7 @@ async function closeLane(lane: Lane, kafka: Kafka, temporal: TemporalClient) {
   await lane.relay.close();
   await stopChildWorkers([lane.consumer], 5000);
   await lane.db.drop();
-  await deleteBenchTopics(kafka, [lane.topic, `${lane.topic}.dlq`]);
+  await deleteTopics([lane.topic, `${lane.topic}.dlq`], kafka);
 }
 
 /** Writes `size` events into the lane and waits until they are published and credited. */
@@ -222,7 +222,7 @@ async function latencyRound(lane: Lane, kafka: Kafka, round: number): Promise<La
   const prefix = `lat${round}-`;
   const appendedAt = new Map<string, number>();
   const committedAt = new Map<string, number>();
-  const listener = kafka.consumer({ groupId: runId('bench-vacuum-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
+  const listener = kafka.consumer({ groupId: uniqueName('bench-vacuum-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
   await listener.connect();
   try {
     await listener.subscribe({ topic, fromBeginning: false });

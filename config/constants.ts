@@ -35,9 +35,6 @@ export const SEARCH_ATTRIBUTES = {
   consumerOffsetMax: { name: 'OutboxKafkaOffsetMax', type: 'Double' },
 } as const;
 
-export const RELAY_WORKFLOW_TYPE = 'relayShardWorkflow';
-export const RETENTION_WORKFLOW_TYPE = 'retentionWorkflow';
-
 export const RELAY_WORKFLOW_ID_PREFIX = 'outbox-relay-shard';
 
 /** Workflow id of one relay shard: fixed, so Temporal itself refuses a second relay for it. */
@@ -47,7 +44,6 @@ export function relayWorkflowId(shardIndex: number): string {
 
 export const RETENTION_SCHEDULE_ID = 'outbox-retention';
 
-export const RECONCILIATION_WORKFLOW_TYPE = 'reconciliationWorkflow';
 export const AUDIT_SCHEDULE_ID = 'outbox-audit';
 
 /** The event type the payments service emits and the consumers apply. */

@@ -13,7 +13,8 @@ const durationMs = z.coerce.number().int().positive();
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 
-const schema = z.object({
+/** Every environment variable the project reads: its name, default, validation and meaning, once. */
+const settings = z.object({
   DATABASE_URL: z.string().url().optional(),
   /**
    * Each worker's own connection, for a login user holding only its component's role
@@ -144,11 +145,6 @@ const schema = z.object({
    * is held back.
    */
   RELAY_FULL_SCAN_INTERVAL_MS: durationMs.max(3_600_000).default(30_000),
-  /**
-   * Fault-injection hook for crash tests, never set in production: the relay worker stops dead
-   * at this point (prints a marker, then hangs) so a test can kill -9 it exactly there.
-   */
-  RELAY_FAULT_PAUSE_AT: z.enum(['after-kafka-ack', 'before-mark']).optional(),
   /** When set, the relay worker logs its memory (RSS, V8 heap, external) this often; for soak runs. */
   RELAY_MEMORY_LOG_MS: durationMs.optional(),
 
@@ -234,105 +230,14 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export type RawEnv = z.infer<typeof schema>;
+export type RawEnv = z.infer<typeof settings>;
 
-export interface Config {
-  database: {
-    /** Migrations, setup, doctor and CLI tools: the schema owner's connection. */
-    url: string;
-    local: boolean;
-    /** What each worker connects with: its own role's URL when configured, else `url`. */
-    workerUrls: { relay: string; consumer: string; retention: string };
-    statementTimeoutMs: number;
-    lockTimeoutMs: number;
-  };
-  kafka: {
-    brokers: string[];
-    local: boolean;
-    topic: string;
-    deadLetterTopic: string;
-    /** Event type → topic; types not listed go to `topic`. */
-    routes: Record<string, string>;
-    partitions: number;
-    topicRetentionMs: number;
-    maxMessageBytes: number;
-    retentionCheckMs: number;
-    consumerGroup: string;
-    maxConsumerLagMs: number;
-    replicationFactor: number;
-    minInsyncReplicas: number;
-  };
-  temporal: { address: string; namespace: string; local: boolean; uiUrl: string; connectTimeoutMs: number; callTimeoutMs: number; cli?: string; cliSource: RawEnv['TEMPORAL_CLI_SOURCE']; server: RawEnv['TEMPORAL_SERVER'] };
-  local: {
-    cacheDir: string;
-    pgPort: number;
-    kafkaPort: number;
-    kafkaControllerPort: number;
-    /** Ports of each local Kafka node, node 1 first (one entry unless LOCAL_KAFKA_BROKERS > 1). */
-    kafkaNodes: { nodeId: number; port: number; controllerPort: number }[];
-    temporalPort: number;
-    temporalUiPort: number;
-    prometheusPort: number;
-  };
-  relay: {
-    shards: number;
-    batchSize: number;
-    maxAttempts: number;
-    batchMaxBytes: number;
-    taskQueue?: string;
-    /** Workflow id of shard i. */
-    workflowId: (shardIndex: number) => string;
-    idleWaitMs: number;
-    fallbackPollMs: number;
-    fullScanIntervalMs: number;
-    faultPauseAt?: 'after-kafka-ack' | 'before-mark';
-    memoryLogMs?: number;
-  };
-  inbox: { retentionMs: number };
-  consumer: {
-    inboxName: string;
-    taskQueue?: string;
-    batchSize: number;
-    maxCreditAmount: number;
-    maxInFlight: number;
-    sessionTimeoutMs: number;
-    rebalanceTimeoutMs: number;
-    deadLetter: boolean;
-    deadLetterRetryMs: number;
-    deadLetterMaxAttempts: number;
-    handlers: RawEnv['CONSUMER_HANDLERS'];
-    unknownEventTypes: 'skip' | 'park';
-  };
-  retention: { windowMs: number; parkedRetentionMs: number; statementTimeoutMs: number; interval: string; batchSize: number; batchPauseMs: number; timeBudgetMs: number; taskQueue: string; scheduleId: string };
-  audit: { windowMs: number; settleMs: number; interval: string; scheduleId: string; taskQueue: string; consumers: { consumer: string; eventTypes: string[] }[] };
-  doctor: { maxPendingAgeMs: number; maxConsumerWaitMs: number; maxHorizonAgeMs: number };
-  /** Prometheus endpoints; portBase undefined = off. */
-  metrics: { portBase?: number; host: string; sampleMs: number };
-  /** OTLP trace export; otlpTracesUrl undefined = no exporter of ours (spans still go to a provider the application registered). */
-  tracing: { otlpTracesUrl?: string; otlpHeaders: Record<string, string>; serviceName?: string; sampleRatio: number };
-  logLevel: RawEnv['LOG_LEVEL'];
-}
-
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
-  }
-}
-
-export const PROJECT_ROOT = path.resolve(__dirname, '..');
-
-/** Node n (1-based) of a local Kafka: client port base + 2(n-1), controller port base + 2(n-1). */
-export function localKafkaNodes(port: number, controllerPort: number, count: number): { nodeId: number; port: number; controllerPort: number }[] {
-  return Array.from({ length: count }, (_, i) => ({ nodeId: i + 1, port: port + 2 * i, controllerPort: controllerPort + 2 * i }));
-}
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(emptyAsUnset(env));
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
-  }
-  const e = parsed.data;
+/**
+ * The settings above, checked against each other and shaped for the code that reads them. The
+ * Config type is what this returns: a setting is declared once, in `settings`, never again in a
+ * hand-written interface.
+ */
+const configSchema = settings.transform((e, ctx) => {
   const problems: string[] = [];
   const minimumInboxHorizon = e.KAFKA_TOPIC_RETENTION_MS + e.CONSUMER_MAX_LAG_MS;
   if (e.INBOX_RETENTION_MS <= minimumInboxHorizon) {
@@ -355,14 +260,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (minInsyncReplicas > replicationFactor) {
     problems.push(`KAFKA_MIN_INSYNC_REPLICAS: ${minInsyncReplicas} exceeds the replication factor ${replicationFactor}: no write could ever succeed`);
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  for (const message of problems) ctx.issues.push({ code: 'custom', message, input: e });
+  if (problems.length > 0) return z.NEVER;
 
   const databaseUrl = e.DATABASE_URL ?? `postgres://outbox@127.0.0.1:${e.LOCAL_PG_PORT}/outbox`;
   const brokers = (e.KAFKA_BROKERS ?? kafkaNodes.map((n) => `127.0.0.1:${n.port}`).join(',')).split(',').map((b) => b.trim()).filter(Boolean);
   return {
     database: {
+      /** Migrations, setup, doctor and CLI tools: the schema owner's connection. */
       url: databaseUrl,
       local: e.DATABASE_URL === undefined,
+      /** What each worker connects with: its own role's URL when configured, else `url`. */
       workerUrls: {
         relay: e.RELAY_DATABASE_URL ?? databaseUrl,
         consumer: e.CONSUMER_DATABASE_URL ?? databaseUrl,
@@ -376,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       local: e.KAFKA_BROKERS === undefined,
       topic: e.KAFKA_TOPIC,
       deadLetterTopic: e.KAFKA_DEAD_LETTER_TOPIC,
+      /** Event type → topic; types not listed go to `topic`. */
       routes: parseTopicRoutes(e.KAFKA_TOPIC_ROUTES),
       partitions: e.KAFKA_PARTITIONS,
       topicRetentionMs: e.KAFKA_TOPIC_RETENTION_MS,
@@ -402,6 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pgPort: e.LOCAL_PG_PORT,
       kafkaPort: e.LOCAL_KAFKA_PORT,
       kafkaControllerPort: e.LOCAL_KAFKA_CONTROLLER_PORT,
+      /** Ports of each local Kafka node, node 1 first (one entry unless LOCAL_KAFKA_BROKERS > 1). */
       kafkaNodes,
       temporalPort: e.LOCAL_TEMPORAL_PORT,
       temporalUiPort: e.LOCAL_TEMPORAL_UI_PORT,
@@ -413,11 +323,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: e.RELAY_MAX_ATTEMPTS,
       batchMaxBytes: e.RELAY_BATCH_MAX_BYTES,
       taskQueue: e.RELAY_TASK_QUEUE,
-      workflowId: (shardIndex: number) => `${e.RELAY_WORKFLOW_ID_PREFIX}-${shardIndex}`,
+      /** Workflow id of shard i. */
+      workflowId: (shardIndex: number): string => `${e.RELAY_WORKFLOW_ID_PREFIX}-${shardIndex}`,
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
       fullScanIntervalMs: e.RELAY_FULL_SCAN_INTERVAL_MS,
-      faultPauseAt: e.RELAY_FAULT_PAUSE_AT,
       memoryLogMs: e.RELAY_MEMORY_LOG_MS,
     },
     inbox: { retentionMs: e.INBOX_RETENTION_MS },
@@ -458,7 +368,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }),
     },
     doctor: { maxPendingAgeMs: e.DOCTOR_MAX_PENDING_AGE_MS, maxConsumerWaitMs: e.DOCTOR_MAX_CONSUMER_WAIT_MS, maxHorizonAgeMs: e.DOCTOR_MAX_HORIZON_AGE_MS },
+    /** Prometheus endpoints; portBase undefined = off. */
     metrics: { portBase: e.METRICS_PORT_BASE === 0 ? undefined : e.METRICS_PORT_BASE, host: e.METRICS_HOST, sampleMs: e.METRICS_SAMPLE_MS },
+    /** OTLP trace export; otlpTracesUrl undefined = no exporter of ours (spans still go to a provider the application registered). */
     tracing: {
       otlpTracesUrl: e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`),
       otlpHeaders: parseOtlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS ?? ''),
@@ -467,6 +379,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     logLevel: e.LOG_LEVEL,
   };
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+/** Node n (1-based) of a local Kafka: client port base + 2(n-1), controller port base + 2(n-1). */
+export function localKafkaNodes(port: number, controllerPort: number, count: number): { nodeId: number; port: number; controllerPort: number }[] {
+  return Array.from({ length: count }, (_, i) => ({ nodeId: i + 1, port: port + 2 * i, controllerPort: controllerPort + 2 * i }));
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(emptyAsUnset(env));
+  if (!parsed.success) {
+    // Cross-setting problems carry their variable names in their message and no path.
+    throw new ConfigError(parsed.error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)));
+  }
+  return parsed.data;
 }
 
 /** `a=1,b=x%20y` → { a: '1', b: 'x y' } (values percent-decoded, as the OTLP exporter spec says). */

@@ -4,7 +4,7 @@ import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { Logger } from '../config/logger';
 import { inboxParkedTotal } from '../observability/consumer-metrics';
-import { APPLY_EVENTS_WORKFLOW } from '../workflows/inbox-contract';
+import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow } from '../workflows/inbox-contract';
 import { applySearchAttributes } from './apply-search-attributes';
 import { countSkippedEvents } from './count-skipped-events';
 import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
@@ -46,7 +46,7 @@ const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
 /** Starts applyEventsWorkflow and waits for its result. */
 export function applyWorkflowRunner(client: Client, taskQueue: string): RunApplyWorkflow {
   return (workflowId, batch) =>
-    client.workflow.execute(APPLY_EVENTS_WORKFLOW, {
+    client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, {
       taskQueue,
       workflowId,
       // A closed run with this id (an earlier delivery of the same chunks) may run again: the

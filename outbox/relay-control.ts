@@ -1,10 +1,16 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { RELAY_WORKFLOW_TYPE, relayWorkflowId, SEARCH_ATTRIBUTES } from '../config/constants';
+import { relayWorkflowId, SEARCH_ATTRIBUTES } from '../config/constants';
 import type { SqlExecutor } from '../db/executor';
-import type { RelayShardInput } from '../workflows/relay';
-import type { RelayStatus } from '../workflows/relay-status';
-import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../workflows/relay-timeouts';
+import {
+  RELAY_SHARD_WORKFLOW,
+  RELAY_WORKFLOW_TASK_TIMEOUT,
+  statusQuery,
+  stopSignal,
+  type RelayShardInput,
+  type RelayShardWorkflow,
+  type RelayStatus,
+} from '../workflows/relay-contract';
 import { readLayout, setLayout } from './queries/relay-layout';
 
 // Operating the relay from outside (CLI, npm scripts, tests): start the shards idempotently,
@@ -42,7 +48,7 @@ export async function startRelays(opts: RelayControlOptions, shardCount: number)
   for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
     const input: RelayShardInput = { shardIndex, shardCount, batchSize: opts.batchSize };
     try {
-      await opts.client.workflow.start(RELAY_WORKFLOW_TYPE, {
+      await opts.client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, {
         taskQueue: opts.taskQueue,
         workflowId: workflowId(shardIndex),
         args: [input],
@@ -67,7 +73,7 @@ async function stopShard(handle: WorkflowHandle, deadline: number): Promise<'not
   try {
     const { status } = await handle.describe();
     if (status.name !== 'RUNNING') return 'not running';
-    await handle.signal('stop');
+    await handle.signal(stopSignal);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return 'not running';
     throw err;
@@ -150,7 +156,7 @@ export async function relayStatuses(opts: RelayControlOptions, shardCount: numbe
     }
     try {
       // Bounded: with no worker polling, the server would hold the query until its own timeout.
-      out.push(await opts.client.connection.withDeadline(Date.now() + 5000, () => handle.query<RelayStatus>('status')));
+      out.push(await opts.client.connection.withDeadline(Date.now() + 5000, () => handle.query(statusQuery)));
     } catch {
       // A query is answered by a worker; with none running, report what the server itself holds:
       // the counters the shard last wrote to its search attributes.

@@ -1,7 +1,6 @@
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { relayWorkflowId } from '../config/constants';
-import type { RelayStatus } from '../workflows/relay-status';
-import { pauseSignal, redriveUpdate, resumeSignal } from '../workflows/relay-operator';
+import { pauseSignal, redriveUpdate, resumeSignal, statusQuery, type RelayStatus } from '../workflows/relay-contract';
 import { RelayControlError, type RelayControlOptions } from './relay-control';
 
 // Pause, resume and re-drive from outside (CLI, tests), always through the shard workflows:
@@ -26,7 +25,7 @@ async function isRunning(handle: WorkflowHandle): Promise<boolean> {
 async function awaitState(opts: RelayControlOptions, handle: WorkflowHandle, done: (s: RelayStatus) => boolean, deadline: number): Promise<RelayStatus> {
   for (;;) {
     const status = await opts.client.connection
-      .withDeadline(Math.min(deadline, Date.now() + 5_000), () => handle.query<RelayStatus>('status'))
+      .withDeadline(Math.min(deadline, Date.now() + 5_000), () => handle.query(statusQuery))
       .catch(() => undefined);
     if (status && done(status)) return status;
     if (Date.now() > deadline) {

@@ -1,8 +1,7 @@
 import { ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import type { RetentionInput } from '../activities/retention/types';
 import type { Config } from '../config/env';
 import { upsertSchedule } from '../temporal/upsert-schedule';
-import { RETENTION_WORKFLOW_TYPE } from '../config/constants';
+import { RETENTION_WORKFLOW, type RetentionInput } from '../workflows/retention-contract';
 
 /** Scheduled runs get this id plus the scheduled time (Temporal appends it). */
 export const RETENTION_RUN_WORKFLOW_ID = 'outbox-retention-run';
@@ -24,7 +23,7 @@ export function retentionScheduleOptions(config: Config): ScheduleOptions {
     spec: { intervals: [{ every: config.retention.interval }] },
     action: {
       type: 'startWorkflow',
-      workflowType: RETENTION_WORKFLOW_TYPE,
+      workflowType: RETENTION_WORKFLOW,
       workflowId: RETENTION_RUN_WORKFLOW_ID,
       taskQueue: config.retention.taskQueue,
       args: [retentionInput(config)],

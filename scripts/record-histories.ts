@@ -5,26 +5,26 @@
 //   npm run histories:record
 // Re-run it at each release (after bumping the version: a new folder beside the older ones) and
 // whenever a workflow gains a path the recorded runs do not take. docs/upgrading.md says when.
-import '../test/support/quiet-runtime';
+import '../testkit/quiet-runtime';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createInboxActivities } from '../activities/inbox';
 import { createRetentionActivities } from '../activities/retention';
-import type { RetentionReport } from '../activities/retention/types';
-import { RETENTION_WORKFLOW_TYPE } from '../config/constants';
 import { loadConfig } from '../config/env';
 import { applyWorkflowRunner } from '../inbox/consume-batch';
 import { HandlerRegistry } from '../inbox/handler';
 import { payloadHash } from '../inbox/payload-hash';
 import { paymentConfirmedHandler } from '../payments/credit-handler';
-import type { EventBatch } from '../workflows/inbox-contract';
-import { createTestDatabase, type TestDatabase } from '../test/support/database';
-import { uniqueName } from '../test/support/ids';
-import { testKafka } from '../test/support/kafka';
-import { relayTestConfig, startInProcessRelay, startShard } from '../test/support/relay-harness';
-import { testTemporalClient } from '../test/support/temporal';
-import { eventually } from '../test/support/wait';
-import { currentRelease, writeRecordedHistory, type History } from '../test/support/workflow-histories';
+import { APPLY_CREDIT_WORKFLOW, type ApplyCreditWorkflow, type EventBatch } from '../workflows/inbox-contract';
+import { statusQuery, stopSignal } from '../workflows/relay-contract';
+import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../workflows/retention-contract';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { uniqueName } from '../testkit/ids';
+import { testKafka } from '../testkit/kafka';
+import { relayTestConfig, startInProcessRelay, startShard } from '../testkit/relay-harness';
+import { testTemporalClient } from '../testkit/temporal';
+import { eventually } from '../testkit/wait';
+import { currentRelease, writeRecordedHistory, type History } from '../testkit/workflow-histories';
 
 const say = (m: string) => console.log(`[histories] ${m}`);
 
@@ -83,9 +83,9 @@ async function recordRelay(client: Client): Promise<{ name: string; history: His
     await insertEvents(db, 'hist-c-', 1, 3000);
     await eventually('the refused row parked after its back-off', async () => (await outboxCounts(db)).parked === 1, 60_000);
     // Stopped while idle, so the signal cancels the idle wait (a path of its own in history).
-    await eventually('the shard idle again', async () => (await handle.query<{ state: string }>('status')).state === 'idle', 60_000);
+    await eventually('the shard idle again', async () => (await handle.query(statusQuery)).state === 'idle', 60_000);
     // By name, as outbox/relay-control.ts does: workflow modules only load inside a workflow context.
-    await handle.signal('stop');
+    await handle.signal(stopSignal);
     const counters = await handle.result();
     say(`relay shard: ${JSON.stringify(counters)}`);
     const runs = await historiesOfChain(client, handle.workflowId, handle.firstExecutionRunId);
@@ -144,7 +144,7 @@ async function recordCredit(): Promise<{ name: string; history: History }[]> {
     await worker.runUntil(async () => {
       const result = await applyWorkflowRunner(client, taskQueue)(batchId, batch);
       say(`event batch: ${JSON.stringify(result)}`);
-      await client.workflow.execute('applyCreditWorkflow', { taskQueue, workflowId: singleId, args: [{ consumer: 'histories', event: { eventId: 'e4', accountId: '1002', amount: '7' } }] });
+      await client.workflow.execute<ApplyCreditWorkflow>(APPLY_CREDIT_WORKFLOW, { taskQueue, workflowId: singleId, args: [{ consumer: 'histories', event: { eventId: 'e4', accountId: '1002', amount: '7' } }] });
     });
     return [
       { name: 'credit-batch', history: await client.workflow.getHandle(batchId).fetchHistory() },
@@ -179,7 +179,7 @@ async function recordRetention(client: Client): Promise<{ name: string; history:
     });
     const workflowId = uniqueName('histories-retention-run');
     const report = (await worker.runUntil(
-      client.workflow.execute(RETENTION_WORKFLOW_TYPE, { taskQueue, workflowId, args: [{ windowMs: 86_400_000, batchSize: 100, batchPauseMs: 0, timeBudgetMs: 60_000, inboxHorizonMs: 15 * 86_400_000 }] }),
+      client.workflow.execute<RetentionWorkflow>(RETENTION_WORKFLOW, { taskQueue, workflowId, args: [{ windowMs: 86_400_000, batchSize: 100, batchPauseMs: 0, timeBudgetMs: 60_000, inboxHorizonMs: 15 * 86_400_000 }] }),
     )) as RetentionReport;
     say(`retention: outbox deleted ${report.outbox.deleted} in ${report.outbox.batches} batches, inbox deleted ${report.inbox.deleted}`);
     return [{ name: 'retention-run', history: await client.workflow.getHandle(workflowId).fetchHistory() }];

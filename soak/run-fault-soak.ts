@@ -10,7 +10,7 @@ import { stackDown, stackUp } from '../infra/stack';
 import { cachePaths } from '../infra/paths';
 import { createKafka } from '../kafka/client';
 import { startRelays } from '../outbox/relay-control';
-import { childEnv, isolatedStack } from '../test/support/isolated-stack';
+import { childEnv, isolatedStack } from '../testkit/isolated-stack';
 import { AbsorbedDuplicates } from './absorbed-duplicates';
 import { crashAndRestart, type CrashableService } from './service-crash';
 import { startProducer } from './producers';

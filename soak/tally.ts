@@ -1,6 +1,7 @@
 import type { Kafka } from 'kafkajs';
 import type { Pool } from 'pg';
 import { HEADERS } from '../kafka/message-format';
+import { readWholeTopic } from '../testkit/relay-harness';
 
 export interface Ledger {
   /** Outbox rows written by the soak, by producer. */
@@ -36,31 +37,7 @@ export async function readLedger(pool: Pool): Promise<Ledger> {
 
 /** Everything on the topic, read back from the start: copies beyond one per event are the relay's re-publishes. */
 export async function countTopicCopies(kafka: Kafka, topic: string, timeoutMs = 120_000): Promise<{ messages: number; distinctEvents: number; duplicateCopies: number }> {
-  const admin = kafka.admin();
-  await admin.connect();
-  const offsets = await admin.fetchTopicOffsets(topic);
-  await admin.disconnect();
-  const end = new Map(offsets.map((o) => [o.partition, Number(o.high)]));
-  const total = [...end.values()].reduce((a, b) => a + b, 0);
-  const seen = new Map<string, number>();
-  let read = 0;
-  const consumer = kafka.consumer({ groupId: `soak-tally-${Date.now()}` });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${read} of ${total} messages on ${topic} in ${timeoutMs} ms`)), timeoutMs);
-      if (total === 0) { clearTimeout(timer); resolve(); }
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          const id = message.headers?.[HEADERS.eventId]?.toString() ?? `offset-${message.offset}`;
-          seen.set(id, (seen.get(id) ?? 0) + 1);
-          if (++read >= total) { clearTimeout(timer); resolve(); }
-        },
-      });
-    });
-  } finally {
-    await consumer.disconnect().catch(() => undefined);
-  }
-  return { messages: read, distinctEvents: seen.size, duplicateCopies: read - seen.size };
+  const messages = await readWholeTopic(topic, timeoutMs, kafka);
+  const distinct = new Set(messages.map((m) => m.headers[HEADERS.eventId] ?? `offset-${m.partition}-${m.offset}`));
+  return { messages: messages.length, distinctEvents: distinct.size, duplicateCopies: messages.length - distinct.size };
 }

@@ -1,6 +1,6 @@
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Producer } from 'kafkajs';
-import { createRelayActivities, PendingListener } from '../activities/relay';
+import { createRelayActivities, PendingListener, type RelayActivities } from '../activities/relay';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
@@ -23,6 +23,11 @@ export interface RelayWorkerOptions {
   signal?: AbortSignal;
   /** Your own OpenTelemetry span processor (else OTLP from OTEL_EXPORTER_OTLP_ENDPOINT, else none): docs/observability.md. */
   spanProcessor?: SpanProcessor;
+  /**
+   * Wraps the activities before the worker registers them (activities are plain functions): how
+   * instrumentation, or a test fixture's fault injection, gets in without touching the relay.
+   */
+  wrapActivities?: (activities: RelayActivities) => RelayActivities;
 }
 
 export async function runRelayWorker(config: Config, options: RelayWorkerOptions = {}): Promise<void> {
@@ -42,7 +47,7 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
     const { worker, connection } = await createTemporalWorker(config, {
       taskQueue,
       workflowsPath: require.resolve('../workflows/relay-workflows'),
-      activities: createRelayActivities({ pool, producer, config, listener }),
+      activities: (options.wrapActivities ?? ((a) => a))(createRelayActivities({ pool, producer, config, listener })),
       // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
       shutdownGraceTime: '10 seconds',
       ...observability.tracing.workerOptions,
@@ -58,7 +63,7 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
     } else {
       onShutdownSignal(stop);
     }
-    logger.info({ pid: process.pid, taskQueue, topic: config.kafka.topic, faultPauseAt: config.relay.faultPauseAt }, 'relay worker running');
+    logger.info({ pid: process.pid, taskQueue, topic: config.kafka.topic }, 'relay worker running');
     startMemoryLog(logger, config.relay.memoryLogMs);
     await worker.run();
   } finally {

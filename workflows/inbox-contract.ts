@@ -1,5 +1,8 @@
+import type * as consumerWorkerWorkflows from './inbox';
+
 // The consumer's workflow contract, shared by the workflow, its activities, the consumer worker
-// and tests. No Node, pg or kafkajs imports: workflow code imports this module.
+// and tests. No Node, pg or kafkajs imports: workflow code imports this module. Node code imports
+// the workflows only as types; a rename is a compile error here.
 
 /**
  * Events one applyEventsWorkflow applies for one consumer, columnar and index-aligned (the
@@ -45,10 +48,17 @@ export const INBOX_FAILURES = {
   noHandler: 'NoHandlerForEventType',
 } as const;
 
-export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow';
+export type ApplyEventsWorkflow = typeof consumerWorkerWorkflows.applyEventsWorkflow;
+/** Workflow type of one batch (`client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, …)`). */
+export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
 
+export type ApplyCreditWorkflow = typeof consumerWorkerWorkflows.applyCreditWorkflow;
+/** The seed's one-event-per-workflow path (test/integration/inbox-seed). */
+export const APPLY_CREDIT_WORKFLOW = 'applyCreditWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
+
+export type RedriveParkedEventsWorkflow = typeof consumerWorkerWorkflows.redriveParkedEventsWorkflow;
 /** Redrives parked events of one consumer (`outbox inbox redrive`); runs on the consumer's task queue. */
-export const REDRIVE_PARKED_EVENTS_WORKFLOW = 'redriveParkedEventsWorkflow';
+export const REDRIVE_PARKED_EVENTS_WORKFLOW = 'redriveParkedEventsWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
 
 export interface RedriveRequest {
   consumer: string;

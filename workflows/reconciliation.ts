@@ -2,7 +2,7 @@ import { log, proxyActivities, setCurrentDetails, upsertMemo, upsertSearchAttrib
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { AuditActivities } from '../activities/audit';
 import { driftCounts, findingKeys, hasDrift, reportMarkdown } from '../audit/report';
-import type { AuditInput, AuditReport } from '../audit/types';
+import { AUDIT_FAILURES, type AuditInput, type AuditReport } from './reconciliation-contract';
 import { SEARCH_ATTRIBUTES } from '../config/constants';
 import { PROGRAMMING_ERRORS } from './programming-errors';
 
@@ -13,7 +13,7 @@ import { PROGRAMMING_ERRORS } from './programming-errors';
  */
 const auditQuery = {
   startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['InvalidAuditInput', ...PROGRAMMING_ERRORS] },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [AUDIT_FAILURES.invalidInput, ...PROGRAMMING_ERRORS] },
 } satisfies ActivityOptions;
 
 const { planAudit, checkOutboxWindow, checkConsumer, checkBalances } = proxyActivities<AuditActivities>(auditQuery);

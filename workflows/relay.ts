@@ -6,8 +6,6 @@ import {
   CancellationScope,
   condition,
   makeContinueAsNewFunc,
-  defineQuery,
-  defineSignal,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
@@ -23,34 +21,8 @@ import { SEARCH_ATTRIBUTES } from '../config/constants';
 import { RELAY_WORKFLOW_TASK_TIMEOUT } from './relay-timeouts';
 import { PROGRAMMING_ERRORS } from './programming-errors';
 import { pauseSignal, redriveUpdate, resumeSignal, type PauseState } from './relay-operator';
+import { RELAY_FAILURES, statusQuery, stopSignal, type RelayShardInput } from './relay-contract';
 import { EMPTY_COUNTERS, statusMarkdown, type RelayCounters, type RelayStatus } from './relay-status';
-
-export interface RelayShardInput {
-  shardIndex: number;
-  shardCount: number;
-  batchSize: number;
-  /** Continue-as-new after this many batches even if Temporal does not suggest it yet. */
-  maxBatchesPerRun?: number;
-  /** How long one idle wait may last before the loop comes round (default 60 s). */
-  idleWaitMs?: number;
-  /**
-   * How fetch, publish and mark run. 'local' (the default, and the fast one): as local
-   * activities in the worker that runs this workflow, with no task-queue round trip per call.
-   * 'remote': as ordinary activities dispatched through the task queue (the original design,
-   * kept so the benchmark can compare the two side by side). See docs/relay.md.
-   */
-  activityMode?: RelayActivityMode;
-  /** Carried across continue-as-new; callers leave it out. */
-  counters?: RelayCounters;
-  /** Set while an operator has paused the shard; carried across continue-as-new. */
-  paused?: PauseState;
-}
-
-export type RelayActivityMode = 'local' | 'remote';
-
-export const statusQuery = defineQuery<RelayStatus>('status');
-/** Finish the current batch, then complete: the first step of a reshard or a clean shutdown. */
-export const stopSignal = defineSignal('stop');
 
 // ── Local mode (default) ──────────────────────────────────────────────────────────────────
 // Fetch, publish and mark run inside the worker that runs this workflow: no task-queue dispatch
@@ -78,7 +50,7 @@ export const stopSignal = defineSignal('stop');
 const localFetchActivity = {
   startToCloseTimeout: '10 seconds',
   localRetryThreshold: '5 seconds',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['RelayLayoutMismatch'] },
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: [RELAY_FAILURES.layoutMismatch] },
 } satisfies LocalActivityOptions;
 
 // One producer.send of up to a few thousand rows (kafkajs retries a send itself for ~30 s
@@ -104,7 +76,7 @@ const localMarkActivity = {
 // relay), backing off to 30 s; a layout mismatch is an operator error and is not retried.
 const fetchActivity = {
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['RelayLayoutMismatch'] },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: [RELAY_FAILURES.layoutMismatch] },
 } satisfies ActivityOptions;
 
 // One producer.send of up to a few thousand rows. The heartbeat timeout, not start-to-close,

@@ -1,12 +1,12 @@
 import { log, patched, proxyActivities, setCurrentDetails, upsertMemo, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { RetentionActivities } from '../activities/retention';
 import { PROGRAMMING_ERRORS } from './programming-errors';
-import type { RetentionInput, RetentionReport, TableSizes } from '../activities/retention/types';
+import { RETENTION_FAILURES, type RetentionInput, type RetentionReport, type TableSizes } from './retention-contract';
 
 /** Short catalog and planning queries: seconds at most, retried with backoff while PostgreSQL restarts. */
 const dbActivity = {
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['InvalidRetentionInput', ...PROGRAMMING_ERRORS] },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [RETENTION_FAILURES.invalidInput, ...PROGRAMMING_ERRORS] },
 } satisfies ActivityOptions;
 
 /**

@@ -6,9 +6,8 @@ import { balanceMismatches } from '../../audit/queries/balance-mismatches';
 import { deliveryGaps } from '../../audit/queries/delivery-gaps';
 import { outboxWindowCounts, outboxWindowParked } from '../../audit/queries/outbox-window';
 import { recordConsumerDrift, recordInvariantDrift } from '../../observability/audit-metrics';
+import { AUDIT_FAILURES } from '../../workflows/reconciliation-contract';
 import type { AuditedConsumer, AuditInput, AuditPlan, AuditSettings, AuditWindow, ConsumerAudit, InvariantAudit, OutboxWindowAudit } from '../../audit/types';
-
-export const INVALID_AUDIT_INPUT = 'InvalidAuditInput';
 
 const DEFAULT_MAX_LISTED = 100;
 
@@ -29,7 +28,7 @@ export function createAuditActivities({ pool, config }: AuditActivityDeps) {
         maxListed: input.maxListed ?? DEFAULT_MAX_LISTED,
       };
       if (!(settings.windowMs > 0) || !(settings.settleMs >= 0) || !(settings.maxListed > 0) || settings.consumers.length === 0) {
-        throw ApplicationFailure.create({ type: INVALID_AUDIT_INPUT, nonRetryable: true, message: `invalid audit settings: ${JSON.stringify(settings)}` });
+        throw ApplicationFailure.create({ type: AUDIT_FAILURES.invalidInput, nonRetryable: true, message: `invalid audit settings: ${JSON.stringify(settings)}` });
       }
       return { settings, window: await auditWindow(pool, settings.windowMs, settings.settleMs) };
     },

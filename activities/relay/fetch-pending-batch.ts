@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { countShardBacklog } from '../../outbox/queries/count-pending';
 import { ensureLayout, readLayout } from '../../outbox/queries/relay-layout';
+import { RELAY_FAILURES } from '../../workflows/relay-contract';
 import type { RelayActivityDeps } from './deps';
 import type { PendingScanBounds } from './pending-scan-bound';
 import { pollPendingIds } from './poll-pending-ids';
@@ -16,7 +17,7 @@ export function createFetchPendingBatch({ pool }: RelayActivityDeps, bounds: Pen
     const layout = (await readLayout(pool)) ?? (await ensureLayout(pool, input.shardCount));
     if (layout !== input.shardCount) {
       throw ApplicationFailure.create({
-        type: 'RelayLayoutMismatch',
+        type: RELAY_FAILURES.layoutMismatch,
         nonRetryable: true,
         message: `this relay was started for ${input.shardCount} shards but outbox_relay_layout says ${layout}; stop every relay and reshard (npm run outbox -- relay reshard --shards N)`,
         details: [{ expected: layout, actual: input.shardCount }],

@@ -8,7 +8,6 @@ import { parkRows } from '../../outbox/queries/park-rows';
 import type { PendingRow } from '../../outbox/queries/read-pending-rows';
 import { recordFailures } from '../../outbox/queries/record-failures';
 import type { RelayActivityDeps } from './deps';
-import { faultPoint } from './fault-points';
 import { loadWithinByteBudget } from './load-within-budget';
 import { describeError, isRecordRejection } from './send-errors';
 import type { PublishBatchInput, PublishBatchOutput } from './types';
@@ -129,7 +128,6 @@ export function createPublishBatch({ pool, producer, config }: RelayActivityDeps
       }
       spans.end(new Set(out.sentIds));
       clearInterval(beat);
-      await faultPoint(config, 'after-kafka-ack', { ids: out.sentIds.length, firstId: out.sentIds[0], lastId: out.sentIds.at(-1) });
       return out;
     } finally {
       clearInterval(beat);

@@ -8,6 +8,7 @@ import { databaseTimeAgo } from '../../retention/database-clock';
 import { planOutboxWalk } from '../../retention/plan-outbox-walk';
 import { tableSize } from '../../retention/queries/table-sizes';
 import { sweepPublishedOutbox, type SweepProgress } from '../../retention/sweep-published-outbox';
+import { RETENTION_FAILURES } from '../../workflows/retention-contract';
 import type {
   PruneInboxInput,
   PruneInboxResult,
@@ -159,7 +160,7 @@ function settle(input: RetentionInput, config: Config): RetentionSettings {
     problems.push(`inboxHorizonMs ${settings.inboxHorizonMs} must exceed topic retention + maximum consumer lag (${minimumHorizon} ms)`);
   }
   if (problems.length > 0) {
-    throw ApplicationFailure.create({ type: 'InvalidRetentionInput', message: problems.join('; '), nonRetryable: true });
+    throw ApplicationFailure.create({ type: RETENTION_FAILURES.invalidInput, message: problems.join('; '), nonRetryable: true });
   }
   return settings;
 }

@@ -1,9 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { endShard } from '../../outbox/relay-control';
-import type { RelayActivityMode } from '../../workflows/relay';
-import type { RelayStatus } from '../../workflows/relay-status';
-import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../../workflows/relay-timeouts';
-import { runId } from './run-id';
+import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, type RelayActivityMode, type RelayShardWorkflow, type RelayStatus } from '../../workflows/relay-contract';
+import { uniqueName } from '../../testkit/ids';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -13,9 +11,9 @@ export class Relays {
   constructor(private readonly client: Client, private readonly taskQueue: string) {}
   async start(opts: { shards: number; batchSize: number; mode: RelayActivityMode }) {
     for (let i = 0; i < opts.shards; i++) {
-      const workflowId = runId(`bench-relay-${opts.mode}-shard-${i}`);
+      const workflowId = uniqueName(`bench-relay-${opts.mode}-shard-${i}`);
       this.workflowIds.push(workflowId);
-      await this.client.workflow.start('relayShardWorkflow', {
+      await this.client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, {
         taskQueue: this.taskQueue,
         workflowId,
         workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
@@ -25,13 +23,13 @@ export class Relays {
   }
   /** Each shard's `status` query (follows continue-as-new: the handle names no run). */
   async statuses(): Promise<RelayStatus[]> {
-    return Promise.all(this.workflowIds.map((id) => this.client.workflow.getHandle(id).query<RelayStatus>('status')));
+    return Promise.all(this.workflowIds.map((id) => this.client.workflow.getHandle(id).query(statusQuery)));
   }
   /** Once every shard is idle its open workflow task has completed, so its history holds every marker. */
   async waitIdle(timeoutMs = 30_000) {
     const deadline = Date.now() + timeoutMs;
     for (const id of this.workflowIds) {
-      while ((await this.client.workflow.getHandle(id).query<{ state: string }>('status')).state !== 'idle') {
+      while ((await this.client.workflow.getHandle(id).query(statusQuery)).state !== 'idle') {
         if (Date.now() > deadline) return;
         await sleep(100);
       }

@@ -6,7 +6,7 @@ import { listParkedEvents } from '../../inbox/list-parked-events';
 import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
 import { TASK_QUEUES } from '../../config/constants';
 import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
-import { REDRIVE_PARKED_EVENTS_WORKFLOW, type RedriveResult } from '../../workflows/inbox-contract';
+import { REDRIVE_PARKED_EVENTS_WORKFLOW, type RedriveParkedEventsWorkflow, type RedriveResult } from '../../workflows/inbox-contract';
 
 export function registerInboxCommands(program: Command) {
   const inbox = program.command('inbox').description('the consumer side: parked events and processed-id retention');
@@ -93,7 +93,7 @@ export function registerInboxCommands(program: Command) {
         // The consumer worker runs the redrive with its own handlers; without one polling the
         // queue, the deadline ends the wait (the workflow stays queued until a worker comes).
         const result: RedriveResult = await withCallDeadline(connection, config, () =>
-          client.workflow.execute(REDRIVE_PARKED_EVENTS_WORKFLOW, { taskQueue, workflowId, args: [{ consumer, ids }] }),
+          client.workflow.execute<RedriveParkedEventsWorkflow>(REDRIVE_PARKED_EVENTS_WORKFLOW, { taskQueue, workflowId, args: [{ consumer, ids }] }),
         ).catch((err: Error) => {
           throw new Error(`redrive ${workflowId} on task queue ${taskQueue} did not finish within ${config.temporal.callTimeoutMs} ms (is a consumer worker running?): ${err.message}`);
         });

@@ -4,11 +4,11 @@ import { migrate } from '../../db/migrate';
 import { createPool } from '../../db/pool';
 import { cachePaths } from '../../infra/paths';
 import { ensurePostgres, stopPostgres } from '../../infra/postgres';
-import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess, type PaymentEvent } from '../support/consumer-harness';
-import { uniqueName } from '../support/ids';
-import { isolatedStack } from '../support/isolated-stack';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { eventually } from '../support/wait';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess, type PaymentEvent } from '../../testkit/consumer-harness';
+import { uniqueName } from '../../testkit/ids';
+import { isolatedStack } from '../../testkit/isolated-stack';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { eventually } from '../../testkit/wait';
 
 const SESSION_TIMEOUT_MS = 10_000;
 const OUTAGE_MS = 2.5 * SESSION_TIMEOUT_MS;

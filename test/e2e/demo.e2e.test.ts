@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { loadConfig, PROJECT_ROOT } from '../../config/env';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { testTemporalClient } from '../support/temporal';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { testTemporalClient } from '../../testkit/temporal';
 
 // The README's main command, run as written (with a duration so it ends by itself): it brings up
 // the stack, starts the workers, relay shards and retention schedule, sends demo payments, and

@@ -9,12 +9,12 @@ import { tailOf } from '../../infra/processes';
 import { stackDown, stackUp } from '../../infra/stack';
 import { createKafka } from '../../kafka/client';
 import { ensureTopics } from '../../kafka/topics';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { childEnv, isolatedStack, type IsolatedStack } from '../support/isolated-stack';
-import { startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { childEnv, isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
+import { startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // Kafka as a cluster (LOCAL_KAFKA_BROKERS=3): three KRaft nodes of a scratch cache folder on
 // ports of their own, the project's topics replicated 3 times with min.insync.replicas=2. While

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
 import { PROJECT_ROOT } from '../../config/env';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { testKafka } from '../support/kafka';
-import { testTemporalClient } from '../support/temporal';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { testKafka } from '../../testkit/kafka';
+import { testTemporalClient } from '../../testkit/temporal';
 
 const run = promisify(execFile);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
 import { HEADERS } from '../../kafka/message-format';
-import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // The public contract, from outside: any producer, in its own transaction, inserts a row with
 // only event_type and payload filled; a relay worker process and a consumer worker process

@@ -9,11 +9,12 @@ import { loadConfig, PROJECT_ROOT } from '../../config/env';
 import { cachePaths } from '../../infra/paths';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { temporalCli } from '../../infra/temporal-cli';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, RelayProcess } from '../support/relay-harness';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, RelayProcess } from '../../testkit/relay-harness';
+import { eventually } from '../../testkit/wait';
+import { statusQuery } from '../../workflows/relay-contract';
 
 const run = promisify(execFile);
 
@@ -91,8 +92,8 @@ describe('relay started with the Temporal CLI, as docs/relay.md says', function 
     const { stdout } = await run('bash', ['-c', query!], { env: shellEnv });
     assert.match(stdout, /"shardIndex":\s*0/);
     assert.match(stdout, /"published":\s*\d+/);
-    const s0 = await client.workflow.getHandle(relayWorkflowId(0)).query<{ published: number }>('status');
-    const s1 = await client.workflow.getHandle(relayWorkflowId(1)).query<{ published: number }>('status');
+    const s0 = await client.workflow.getHandle(relayWorkflowId(0)).query(statusQuery);
+    const s1 = await client.workflow.getHandle(relayWorkflowId(1)).query(statusQuery);
     assert.equal(s0.published + s1.published, 100, 'each event published by exactly one shard');
   });
 

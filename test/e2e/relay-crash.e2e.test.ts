@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { HEADERS } from '../../kafka/message-format';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
-// kill -9 of a real relay worker process at the two moments that matter. The worker is
-// stopped dead at the exact point by its fault-injection hook (RELAY_FAULT_PAUSE_AT), then
-// this test kills it with SIGKILL — no cleanup, no finally blocks run, as in a real crash.
+// kill -9 of a real relay worker process at the two moments that matter. The worker is the
+// production one with its activities wrapped by this test's fixture
+// (test/fixtures/relay-worker-fault-point.ts), which stops it dead at the exact point; then this
+// test kills it with SIGKILL — no cleanup, no finally blocks run, as in a real crash.
 describe('relay crash safety: kill -9 of the worker', function () {
   this.timeout(240_000);
   let temporal: { client: Client; connection: Connection };
@@ -45,7 +46,7 @@ describe('relay crash safety: kill -9 of the worker', function () {
   it('after Kafka acked a batch but before Temporal heard of it: the batch is published twice, marked once, nothing lost', async () => {
     const taskQueue = uniqueName('relay-crash-tq');
     const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
-    const doomed = new RelayProcess({ ...env, RELAY_FAULT_PAUSE_AT: 'after-kafka-ack' });
+    const doomed = RelayProcess.pausingAt('after-kafka-ack', env);
     workers.push(doomed);
     await seedTen();
     await startShard(temporal.client, taskQueue, { batchSize: 100 });
@@ -72,7 +73,7 @@ describe('relay crash safety: kill -9 of the worker', function () {
   it('before the mark, local activities (default): the batch is re-sent on replay, then marked; nothing lost', async () => {
     const taskQueue = uniqueName('relay-crash-tq');
     const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
-    const doomed = new RelayProcess({ ...env, RELAY_FAULT_PAUSE_AT: 'before-mark' });
+    const doomed = RelayProcess.pausingAt('before-mark', env);
     workers.push(doomed);
     await seedTen();
     await startShard(temporal.client, taskQueue, { batchSize: 100 });
@@ -97,7 +98,7 @@ describe('relay crash safety: kill -9 of the worker', function () {
   it('before the mark, remote activities: the publish completion is in history, only the mark is retried, no duplicate', async () => {
     const taskQueue = uniqueName('relay-crash-tq');
     const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
-    const doomed = new RelayProcess({ ...env, RELAY_FAULT_PAUSE_AT: 'before-mark' });
+    const doomed = RelayProcess.pausingAt('before-mark', env);
     workers.push(doomed);
     await seedTen();
     await startShard(temporal.client, taskQueue, { batchSize: 100, activityMode: 'remote' });

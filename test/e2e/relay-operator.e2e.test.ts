@@ -9,12 +9,12 @@ import { PROJECT_ROOT } from '../../config/env';
 import { cachePaths } from '../../infra/paths';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { temporalCli } from '../../infra/temporal-cli';
-import type { RelayStatus } from '../../workflows/relay-status';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../support/relay-harness';
-import { eventually } from '../support/wait';
+import { pauseSignal, redriveUpdate, resumeSignal, statusQuery } from '../../workflows/relay-contract';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../../testkit/relay-harness';
+import { eventually } from '../../testkit/wait';
 
 const run = promisify(execFile);
 
@@ -44,7 +44,7 @@ describe('relay pause, resume and redrive through Temporal (CLI)', function () {
   const eventIds = async (shard: number, where: string) =>
     (await db.pool.query<{ e: string }>(`SELECT payload->>'event_id' AS e FROM outbox_events WHERE (shard_hash & 2147483647) % 2 = $1 AND ${where} ORDER BY id`, [shard])).rows.map((r) => r.e);
   const onTopic = async () => (await readWholeTopic(topic.topic)).map((m) => m.headers['event-id']!);
-  const status = (shard: number) => client.workflow.getHandle(relayWorkflowId(shard)).query<RelayStatus>('status');
+  const status = (shard: number) => client.workflow.getHandle(relayWorkflowId(shard)).query(statusQuery);
   const history = async (shard: number) => (await client.workflow.getHandle(relayWorkflowId(shard)).fetchHistory()).events ?? [];
 
   before(async () => {
@@ -102,7 +102,7 @@ describe('relay pause, resume and redrive through Temporal (CLI)', function () {
     for (const id of held) assert.equal(after.filter((x) => x === id).length, 1, `${id} published exactly once`);
 
     const signals = (await history(0)).filter((e) => e.workflowExecutionSignaledEventAttributes).map((e) => e.workflowExecutionSignaledEventAttributes!.signalName);
-    assert.deepEqual(signals, ['pause', 'resume'], 'both actions are in the shard history');
+    assert.deepEqual(signals, [pauseSignal.name, resumeSignal.name], 'both actions are in the shard history');
   });
 
   it('pauses and resumes every shard at once', async () => {
@@ -132,7 +132,7 @@ describe('relay pause, resume and redrive through Temporal (CLI)', function () {
 
     const events = await history(shard);
     const updates = events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).map((e) => e.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest?.input?.name);
-    assert.deepEqual(updates, ['redrive', 'redrive'], 'each redrive is an update in the owning shard history');
+    assert.deepEqual(updates, [redriveUpdate.name, redriveUpdate.name], 'each redrive is an update in the owning shard history');
     assert.ok(events.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'redriveParked'), 'run as an activity of the shard');
   });
 });

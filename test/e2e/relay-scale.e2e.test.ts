@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { HEADERS } from '../../kafka/message-format';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 describe('relay scaled over two worker processes, one killed mid-stream', function () {
   this.timeout(300_000);

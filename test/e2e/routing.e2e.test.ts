@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { testKafka } from '../support/kafka';
-import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { testKafka } from '../../testkit/kafka';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // Routing by event type on the real broker: the relay publishes each outbox row to the topic its
 // type is routed to (KAFKA_TOPIC_ROUTES, else KAFKA_TOPIC); consumers subscribe to the topics of

@@ -10,13 +10,13 @@ import { cachePaths } from '../../infra/paths';
 import { stackDown, stackUp } from '../../infra/stack';
 import { ensureTemporalServerBinaries, temporalServerBinaries } from '../../infra/temporal-server/build';
 import { HISTORY_SHARDS, VISIBILITY_DATABASE } from '../../infra/temporal-server/server-config';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { isolatedStack, type IsolatedStack } from '../support/isolated-stack';
-import { createTestTopic } from '../support/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { eventually } from '../support/wait';
+import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
+import { createTestTopic } from '../../testkit/kafka';
+import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { eventually } from '../../testkit/wait';
 
 // The core pipeline (plain SQL producer → relay → Kafka → consumer → balance) on Temporal's own
 // server as TEMPORAL_SERVER=postgres starts it: PostgreSQL persistence, several history shards,

@@ -9,15 +9,15 @@ import { loadConfig, type Config } from '../../config/env';
 import { findEventWorkflows } from '../../inbox/find-event-workflows';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { ensureRetentionSchedule } from '../../retention/schedule';
-import { startAuditWorker } from '../support/audit-worker';
-import { launchChromium, screenshotDir } from '../support/browser';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { startAuditWorker } from '../../testkit/audit-worker';
+import { launchChromium, screenshotDir } from '../../testkit/browser';
+import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 import type { EventBatch } from '../../workflows/inbox-contract';
 
 // The Temporal Web UI (the dev server's, :8233) in a real headless Chromium while a pipeline of

@@ -6,20 +6,20 @@ import type { Client, Connection } from '@temporalio/client';
 import { register } from 'prom-client';
 import { auditScheduleOptions, ensureAuditSchedule } from '../../audit/schedule';
 import { triggerAuditRun } from '../../audit/trigger-run';
-import type { AuditReport } from '../../audit/types';
+import { RECONCILIATION_WORKFLOW, type AuditReport } from '../../workflows/reconciliation-contract';
 import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
 import { auditScheduleCheck } from '../../doctor/checks/audit-schedule';
 import { auditDrift } from '../../observability/audit-metrics';
 import { runChecks } from '../../doctor/run-doctor';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
-import { startAuditWorker } from '../support/audit-worker';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { startAuditWorker } from '../../testkit/audit-worker';
+import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 const run = promisify(execFile);
 
@@ -170,7 +170,7 @@ describe('reconciliation audit (Temporal Schedule) on the real pipeline', functi
   it('the schedule is the documented one: interval, overlap skip, the reconciliation workflow', async () => {
     const d = await temporal.client.schedule.getHandle(config.audit.scheduleId).describe();
     const expected = auditScheduleOptions(config);
-    assert.equal(d.action.type === 'startWorkflow' && d.action.workflowType, 'reconciliationWorkflow');
+    assert.equal(d.action.type === 'startWorkflow' && d.action.workflowType, RECONCILIATION_WORKFLOW);
     assert.equal(d.action.type === 'startWorkflow' && d.action.taskQueue, expected.action.taskQueue);
     assert.ok(d.info.numActionsTaken >= 2);
   });

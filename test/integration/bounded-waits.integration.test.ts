@@ -6,9 +6,11 @@ import { loadConfig } from '../../config/env';
 import { createPool, databaseTimeouts } from '../../db/pool';
 import { defineHandler, HandlerRegistry } from '../../inbox/handler';
 import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
-import { APPLY_EVENTS_WORKFLOW, type EventBatch } from '../../workflows/inbox-contract';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
+import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow, type EventBatch } from '../../workflows/inbox-contract';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+
+const oneEvent: EventBatch = { consumer: 'nobody', topics: ['t'], eventIds: ['e1'], eventTypes: ['payment_confirmed'], topicIndex: [0], partitions: [0], offsets: ['0'], data: [{}], payloadHashes: ['h'] };
 
 // Nothing waits without end: pools carry a statement and a lock timeout, Temporal calls a
 // deadline, and a programming error fails its workflow at once instead of being retried for ever.
@@ -60,7 +62,7 @@ describe('bounded waits', function () {
     try {
       const started = Date.now();
       await assert.rejects(
-        withCallDeadline(connection, config, () => client.workflow.execute(APPLY_EVENTS_WORKFLOW, { taskQueue: uniqueName('nobody-polls'), workflowId: uniqueName('deadline'), args: [] })),
+        withCallDeadline(connection, config, () => client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, { taskQueue: uniqueName('nobody-polls'), workflowId: uniqueName('deadline'), args: [oneEvent] })),
         (err: Error & { cause?: { code?: number; message?: string } }) => err.cause?.code === 4 /* gRPC DEADLINE_EXCEEDED */ || /deadline/i.test(`${err.message} ${err.cause?.message}`),
       );
       assert.ok(Date.now() - started < 15_000, 'ended near its 3 s deadline');
@@ -92,7 +94,7 @@ describe('bounded waits', function () {
     const batch: EventBatch = { consumer: 'bug', topics: ['t'], eventIds: ['e1'], eventTypes: ['buggy_event'], topicIndex: [0], partitions: [0], offsets: ['0'], data: [{ n: 1 }], payloadHashes: ['h'] };
     try {
       const failure = await worker.runUntil(
-        client.workflow.execute(APPLY_EVENTS_WORKFLOW, { taskQueue, workflowId: uniqueName('buggy'), args: [batch], workflowExecutionTimeout: '60 seconds' }).then(
+        client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, { taskQueue, workflowId: uniqueName('buggy'), args: [batch], workflowExecutionTimeout: '60 seconds' }).then(
           () => undefined,
           (err: unknown) => err,
         ),

@@ -7,13 +7,13 @@ import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
 import { enqueue } from '../../outbox/enqueue';
 import { planOutboxWalk } from '../../retention/plan-outbox-walk';
 import { sweepPublishedOutbox } from '../../retention/sweep-published-outbox';
-import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
 const STARTUP_MS = 240_000;

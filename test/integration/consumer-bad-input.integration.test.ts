@@ -3,11 +3,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../config/env';
 import { HEADERS } from '../../kafka/message-format';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { eventually } from '../support/wait';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { eventually } from '../../testkit/wait';
 
 const run = promisify(execFile);
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { eventually } from '../support/wait';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { eventually } from '../../testkit/wait';
 
 // A redelivered event id whose payload differs from the applied one is a conflict: parked with
 // both versions, never silently absorbed. Identical redeliveries stay silent no-ops. Both within

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { consumerEnv, spawnConsumer, wireMessage, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { eventually } from '../support/wait';
+import { consumerEnv, spawnConsumer, wireMessage, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { eventually } from '../../testkit/wait';
 
 // Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
 const STARTUP_MS = 240_000;

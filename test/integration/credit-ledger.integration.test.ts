@@ -3,7 +3,7 @@ import { applyEvents } from '../../inbox/apply-events';
 import { HandlerRegistry } from '../../inbox/handler';
 import { paymentConfirmedHandler } from '../../payments/credit-handler';
 import type { EventBatch } from '../../workflows/inbox-contract';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
 
 // The payment credit handler writes payments_credit_ledger (what the reconciliation audit sums)
 // in the inbox transaction: a ledger row exactly for each credit that moved a balance, with the

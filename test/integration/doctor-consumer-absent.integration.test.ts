@@ -4,11 +4,11 @@ import { promisify } from 'node:util';
 import { loadConfig, PROJECT_ROOT } from '../../config/env';
 import { consumerLagCheck } from '../../doctor/checks/consumer-lag';
 import type { DoctorReport } from '../../doctor/run-doctor';
-import { consumerEnv, produceEvents, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { eventually } from '../support/wait';
+import { consumerEnv, produceEvents, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { eventually } from '../../testkit/wait';
 
 // Issue 14, point 6: 1.2 million events waited with no consumer running and the doctor said OK,
 // because a credit had been applied within CONSUMER_MAX_LAG_MS (1 day). Reproduced small: a

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../config/env';
 import { consumerLagCheck } from '../../doctor/checks/consumer-lag';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
 
 describe('doctor: consumer lag', () => {
   let db: TestDatabase;

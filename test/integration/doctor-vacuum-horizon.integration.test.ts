@@ -8,11 +8,11 @@ import type { CheckResult } from '../../doctor/types';
 import { cachePaths } from '../../infra/paths';
 import { readHorizonAgeSeconds } from '../../outbox/queries/read-horizon-age';
 import { ensurePostgres, stopPostgres } from '../../infra/postgres';
-import { uniqueName } from '../support/ids';
-import { isolatedStack, type IsolatedStack } from '../support/isolated-stack';
+import { uniqueName } from '../../testkit/ids';
+import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
 
 // Each kind of vacuum-horizon holder, held for real, and the doctor naming it. On a PostgreSQL of
-// its own (test/support/isolated-stack.ts): replication slots hold the horizon of the whole
+// its own (testkit/isolated-stack.ts): replication slots hold the horizon of the whole
 // cluster, and the shared cluster may predate max_prepared_transactions / wal_level=logical.
 
 const noLog = () => undefined;

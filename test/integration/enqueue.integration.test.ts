@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { enqueue, EnqueueValidationError } from '../../outbox/enqueue';
 import { inTransaction } from '../../db/pool';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
 
 describe('enqueue: an outbox row inside the caller’s transaction', () => {
   let db: TestDatabase;

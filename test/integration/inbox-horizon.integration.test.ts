@@ -3,8 +3,8 @@ import { applyEvents } from '../../inbox/apply-events';
 import { HandlerRegistry } from '../../inbox/handler';
 import { paymentConfirmedHandler } from '../../payments/credit-handler';
 import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
-import { spawnConsumer } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { spawnConsumer } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
 
 describe('inbox retention horizon', () => {
   it('a consumer worker refuses to start when the horizon does not exceed topic retention + maximum lag', async () => {

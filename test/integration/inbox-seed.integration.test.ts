@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import type { ApplyCreditResult } from '../../inbox/apply-credit';
-import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
+import { APPLY_CREDIT_WORKFLOW, type ApplyCreditWorkflow } from '../../workflows/inbox-contract';
 
 // The seed's third scene, literally: evt_9f2 credits account 42 with 500, delivered twice.
 describe('inbox: the seed example (evt_9f2 delivered twice)', () => {
@@ -54,7 +55,7 @@ describe('inbox: the seed example (evt_9f2 delivered twice)', () => {
     // A separate inbox identity, so this path sees evt_9f2 for the first time.
     const input = { consumer: 'seed-per-event', event: { eventId: 'evt_9f2', accountId: '42', amount: '500' } };
     const run = (n: number) =>
-      temporal.client.workflow.execute('applyCreditWorkflow', { taskQueue, workflowId: uniqueName(`seed-per-event-${n}`), args: [input] }) as Promise<ApplyCreditResult>;
+      temporal.client.workflow.execute<ApplyCreditWorkflow>(APPLY_CREDIT_WORKFLOW, { taskQueue, workflowId: uniqueName(`seed-per-event-${n}`), args: [input] }) as Promise<ApplyCreditResult>;
     const first = await run(1);
     const second = await run(2);
     assert.deepEqual(first, { applied: true, eventId: 'evt_9f2', balance: '1000' });

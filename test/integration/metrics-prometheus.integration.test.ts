@@ -3,14 +3,15 @@ import type { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/env';
 import { workerTargets } from '../../infra/prometheus';
 import { enqueue } from '../../outbox/enqueue';
-import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { startTestPrometheus, type TestPrometheus } from '../support/prometheus';
-import { startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { startTestPrometheus, type TestPrometheus } from '../../testkit/prometheus';
+import { startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
+import { RETENTION_WORKFLOW, type RetentionWorkflow } from '../../workflows/retention-contract';
 
 // Point 1 of issue 14 on the real services: the three worker processes serve /metrics, a real
 // Prometheus (the machine's binary) scrapes them and the Temporal SDK's endpoints, and its
@@ -136,7 +137,7 @@ describe('metrics: a real Prometheus scrapes the relay, consumer and retention w
 
     // A retention run with a 1 ms window removes every published row.
     await new Promise((r) => setTimeout(r, 50));
-    const report = await temporal.client.workflow.execute('retentionWorkflow', { taskQueue: retentionQueue, workflowId: uniqueName('metrics-retention-run'), args: [{ windowMs: 1 }] });
+    const report = await temporal.client.workflow.execute<RetentionWorkflow>(RETENTION_WORKFLOW, { taskQueue: retentionQueue, workflowId: uniqueName('metrics-retention-run'), args: [{ windowMs: 1 }] });
     assert.ok(report);
     const remaining = Number((await db.pool.query('SELECT count(*) AS n FROM outbox_events WHERE published_at IS NOT NULL')).rows[0].n);
     assert.equal(remaining, 0);

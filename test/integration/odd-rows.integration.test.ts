@@ -4,11 +4,11 @@ import { loadConfig } from '../../config/env';
 import { oddOutboxRowsCheck } from '../../doctor/checks/odd-outbox-rows';
 import { runChecks } from '../../doctor/run-doctor';
 import { HEADERS } from '../../kafka/message-format';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // Rows a plain-SQL producer can write that our own API never would. Each is refused at INSERT
 // with a named reason, parked with its reason, or handled as the contract says; none spins or

@@ -3,7 +3,7 @@ import { inTransaction } from '../../db/pool';
 import { confirmPayment } from '../../payments/confirm-payment';
 import { createPayment } from '../../payments/create-payment';
 import { PaymentValidationError } from '../../payments/validate';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
 
 describe('payments: confirm and enqueue payment_confirmed atomically', () => {
   let db: TestDatabase;

@@ -4,12 +4,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { HEADERS } from '../../kafka/message-format';
 import { enqueue } from '../../outbox/enqueue';
 import { listParked, redriveParked } from '../../outbox/queries/parked-rows';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
+import { RELAY_FAILURES, statusQuery, stopSignal } from '../../workflows/relay-contract';
 
 describe('relay guarantees: poison rows, order per key, one relay per shard', function () {
   this.timeout(180_000);
@@ -189,7 +190,7 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
     let failure: unknown = err.cause;
     while (failure instanceof Error && !(failure instanceof ApplicationFailure)) failure = failure.cause;
     assert.ok(failure instanceof ApplicationFailure, `expected an ApplicationFailure in ${String(err.cause)}`);
-    assert.equal(failure.type, 'RelayLayoutMismatch');
+    assert.equal(failure.type, RELAY_FAILURES.layoutMismatch);
     assert.equal(failure.nonRetryable, true);
   });
 
@@ -199,9 +200,9 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
     const handle = await startShard(temporal.client, relay.taskQueue, { batchSize: 10 });
     await enqueue(db.pool, { eventType: 't', payload: { n: 1 }, key: 'x' });
     await eventually('published', async () => (await pendingCount()) === 0);
-    await eventually('idle', async () => (await handle.query<{ state: string }>('status')).state === 'idle');
+    await eventually('idle', async () => (await handle.query(statusQuery)).state === 'idle');
     const started = Date.now();
-    await handle.signal('stop');
+    await handle.signal(stopSignal);
     const result = await handle.result();
     assert.equal(result.published, 1);
     assert.ok(Date.now() - started < 15_000, 'an idle relay stops without waiting out its 60 s wait');

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { restartShards, startRelays, stuckShards } from '../../outbox/relay-control';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
+import { RELAY_SHARD_WORKFLOW, type RelayShardWorkflow } from '../../workflows/relay-contract';
 
 // After a deploy that changed the relay's workflow code under a running shard, the shard's
 // workflow task fails on every attempt. `relay restart --stuck-only` must find it and bring it
@@ -42,7 +43,7 @@ describe('relay restart of a stuck shard', function () {
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     const broken = await Worker.create({ connection, namespace: config.temporal.namespace, taskQueue: control.taskQueue, workflowsPath: require.resolve('../fixtures/stuck-relay-workflow') });
     await broken.runUntil(async () => {
-      await temporal.client.workflow.start('relayShardWorkflow', { taskQueue: control.taskQueue, workflowId: ids[0]!, args: [{ shardIndex: 0, shardCount: 1, batchSize: 100 }] });
+      await temporal.client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, { taskQueue: control.taskQueue, workflowId: ids[0]!, args: [{ shardIndex: 0, shardCount: 1, batchSize: 100 }] });
       await eventually('the shard to be seen as stuck', async () => (await stuckShards(control, 1)).length === 1, 120_000, 500);
     });
     await connection.close();

@@ -5,11 +5,11 @@ import { NO_BOUND, PendingScanBound } from '../../activities/relay/pending-scan-
 import { pollPendingIds } from '../../activities/relay/poll-pending-ids';
 import { HEADERS } from '../../kafka/message-format';
 import { fetchPendingIds } from '../../outbox/queries/fetch-pending-ids';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // The relay's bound under a held vacuum horizon: a REPEATABLE READ snapshot open in another
 // session (so published rows stay dead entries in the pending index), events flowing, and a

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { HEADERS } from '../../kafka/message-format';
 import { enqueue } from '../../outbox/enqueue';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { createTestTopic } from '../support/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { createTestTopic } from '../../testkit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
+import { statusQuery, stopSignal } from '../../workflows/relay-contract';
 
 describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () {
   this.timeout(180_000);
@@ -60,9 +61,9 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
     assert.equal(a.headers.traceparent, 't-1');
     assert.deepEqual(JSON.parse(a.value), { event_id: viaApi.eventId, order: 7 });
 
-    const status = await handle.query<{ published: number; state: string }>('status');
+    const status = await handle.query(statusQuery);
     assert.equal(status.published, 2);
-    await handle.signal('stop');
+    await handle.signal(stopSignal);
     const result = await handle.result();
     assert.equal(result.published, 2);
   });
@@ -90,8 +91,8 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
     const ids = messages.map((m) => m.headers[HEADERS.eventId]);
     assert.equal(ids.length, 400, 'no event lost, none sent twice');
     assert.equal(new Set(ids).size, 400);
-    await eventually('status caught up', async () => (await handle.query<{ published: number }>('status')).published === 400);
-    const status = await handle.query<{ published: number; runs: number; batches: number }>('status');
+    await eventually('status caught up', async () => (await handle.query(statusQuery)).published === 400);
+    const status = await handle.query(statusQuery);
     assert.ok(status.runs >= 6, `expected several continue-as-new runs, got ${status.runs}`);
     assert.ok(status.batches >= 20);
     const { rows } = await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NOT NULL`);

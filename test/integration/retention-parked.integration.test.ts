@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../../activities/retention';
-import type { RetentionReport } from '../../activities/retention/types';
-import { RETENTION_WORKFLOW_TYPE } from '../../config/constants';
+import { RETENTION_WORKFLOW, type RetentionWorkflow } from '../../workflows/retention-contract';
 import { loadConfig } from '../../config/env';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { testTemporalClient } from '../support/temporal';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { testTemporalClient } from '../../testkit/temporal';
 
 const DAY = 86_400_000;
 
@@ -64,13 +63,13 @@ describe('retention: parked rows are pruned after the parked-rows horizon', func
     });
     const { client, connection: clientConnection } = await testTemporalClient();
     try {
-      const report = (await worker.runUntil(
-        client.workflow.execute(RETENTION_WORKFLOW_TYPE, {
+      const report = await worker.runUntil(
+        client.workflow.execute<RetentionWorkflow>(RETENTION_WORKFLOW, {
           taskQueue,
           workflowId: uniqueName('retention-parked-run'),
           args: [{ windowMs: DAY, batchSize: 1, timeBudgetMs: 60_000, inboxHorizonMs: 15 * DAY, parkedHorizonMs: 30 * DAY }],
         }),
-      )) as RetentionReport;
+      );
       assert.deepEqual(await inboxLeft(), ['inbox-1d-4', 'inbox-29d-3'], 'only inbox rows parked more than 30 days ago are gone');
       assert.deepEqual(await outboxLeft(), ['parked-29d', 'pending-40d', 'published-1h'], 'the old parked outbox row is gone; pending and younger rows stay');
       // batchSize 1: the loop went batch by batch until no old row was left.

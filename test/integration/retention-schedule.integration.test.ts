@@ -6,12 +6,12 @@ import { promisify } from 'node:util';
 import { Client, ScheduleOverlapPolicy } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../../activities/retention';
-import type { RetentionReport } from '../../activities/retention/types';
-import { seedScene } from '../../bench/seed-scene-rows';
+import { RETENTION_WORKFLOW, type RetentionReport } from '../../workflows/retention-contract';
+import { seedScene } from '../../testkit/seed-scene-rows';
 import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { testTemporalClient } from '../support/temporal';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { testTemporalClient } from '../../testkit/temporal';
 
 const exec = promisify(execFile);
 
@@ -87,7 +87,7 @@ describe('retention schedule', function () {
       let d = await client.schedule.getHandle(scheduleId).describe();
       assert.equal(d.policies.overlap, ScheduleOverlapPolicy.SKIP);
       assert.equal(d.spec.intervals?.[0]?.every, 3_600_000);
-      assert.equal(d.action.type === 'startWorkflow' && d.action.workflowType, 'retentionWorkflow');
+      assert.equal(d.action.type === 'startWorkflow' && d.action.workflowType, RETENTION_WORKFLOW);
       assert.equal(d.action.type === 'startWorkflow' && d.action.taskQueue, taskQueue);
 
       const again = await shell('npm run -s retention:schedule', config, { ...env, RETENTION_INTERVAL: '30m', RETENTION_BATCH_SIZE: '777', RETENTION_BATCH_PAUSE_MS: '3' });

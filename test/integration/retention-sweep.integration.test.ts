@@ -3,16 +3,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../../activities/retention';
-import type { RetentionReport } from '../../activities/retention/types';
-import { seedScene } from '../../bench/seed-scene-rows';
-import { RETENTION_WORKFLOW_TYPE } from '../../config/constants';
+import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../../workflows/retention-contract';
+import { seedScene } from '../../testkit/seed-scene-rows';
 import { loadConfig, PROJECT_ROOT } from '../../config/env';
 import { databaseTimeAgo } from '../../retention/database-clock';
 import { planOutboxWalk } from '../../retention/plan-outbox-walk';
 import { sweepPublishedOutbox, type SweepBatch } from '../../retention/sweep-published-outbox';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { testTemporalClient } from '../support/temporal';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { testTemporalClient } from '../../testkit/temporal';
 
 const DAY = 86_400_000;
 const SHAPE = { rows: 200_000, perDay: 50_000, pending: 50, parked: 20 };
@@ -63,7 +62,7 @@ describe('retention sweep (200,000-row outbox)', function () {
       const { client, connection: clientConnection } = await testTemporalClient();
       try {
         const report = await worker.runUntil(
-          client.workflow.execute(RETENTION_WORKFLOW_TYPE, {
+          client.workflow.execute<RetentionWorkflow>(RETENTION_WORKFLOW, {
             taskQueue,
             workflowId: uniqueName('retention-run'),
             args: [{ windowMs: DAY, batchSize: 5000, timeBudgetMs: 120_000, inboxHorizonMs: 15 * DAY }],
@@ -182,7 +181,7 @@ describe('retention sweep (200,000-row outbox)', function () {
       const { client, connection } = await testTemporalClient();
       try {
         const first = startWorker(taskQueue);
-        const handle = await client.workflow.start(RETENTION_WORKFLOW_TYPE, {
+        const handle = await client.workflow.start<RetentionWorkflow>(RETENTION_WORKFLOW, {
           taskQueue,
           workflowId: uniqueName('retention-crash'),
           // Small batches with a rest make the sweep last ≥ 30 s, long enough to be killed mid-way.

@@ -10,9 +10,9 @@ import { ensurePostgres, stopPostgres } from '../../infra/postgres';
 import { pidFile, runningPid } from '../../infra/processes';
 import { stackStatus } from '../../infra/stack';
 import { temporalCli } from '../../infra/temporal-cli';
-import { isolatedStack, type IsolatedStack } from '../support/isolated-stack';
+import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
 
-// Each test gets a cache folder and ports of its own (test/support/isolated-stack.ts), so it
+// Each test gets a cache folder and ports of its own (testkit/isolated-stack.ts), so it
 // can break things without touching the stack the rest of the suite runs on.
 
 const stacks: IsolatedStack[] = [];

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../config/env';
 import { createSmokeActivities } from '../fixtures/smoke-activities';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { testTemporalClient } from '../support/temporal';
+import { smokeWorkflow } from '../fixtures/smoke-workflow';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { testTemporalClient } from '../../testkit/temporal';
 
 describe('the real stack (smoke)', () => {
   let db: TestDatabase;
@@ -72,7 +73,7 @@ describe('the real stack (smoke)', () => {
     const { client, connection: clientConnection } = await testTemporalClient();
     try {
       const result = await worker.runUntil(
-        client.workflow.execute('smokeWorkflow', { taskQueue, workflowId: uniqueName('smoke-wf'), args: [{ greeting: 'hello' }] }),
+        client.workflow.execute(smokeWorkflow, { taskQueue, workflowId: uniqueName('smoke-wf'), args: [{ greeting: 'hello' }] }),
       );
       const { rows } = await db.pool.query('SHOW server_version');
       assert.equal(result, `hello from PostgreSQL ${rows[0].server_version}`);

@@ -3,8 +3,8 @@ import { Client, Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../../config/constants';
 import { cachePaths } from '../../infra/paths';
 import { ensureTemporal, stopTemporal } from '../../infra/temporal';
-import { uniqueName } from '../support/ids';
-import { isolatedStack } from '../support/isolated-stack';
+import { uniqueName } from '../../testkit/ids';
+import { isolatedStack } from '../../testkit/isolated-stack';
 
 // A Temporal dev server of its own (own cache folder and ports, the suite's CLI binary) that this
 // test stops and starts again: workflow history lives in the SQLite file and survives, and the

@@ -5,10 +5,10 @@ import { loadConfig, type Config } from '../../config/env';
 import { topicRetentionCheck } from '../../doctor/checks/topic-retention';
 import { runChecks } from '../../doctor/run-doctor';
 import { readTopicRetention, setTopicRetention } from '../../kafka/topic-retention';
-import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../support/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { testKafka } from '../support/kafka';
+import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { testKafka } from '../../testkit/kafka';
 
 // Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
 const STARTUP_MS = 240_000;

@@ -10,12 +10,12 @@ import { createPayment } from '../../payments/create-payment';
 import { runConsumerWorker } from '../../workers/consumer.worker';
 import { exampleHandlers } from '../../workers/example-handlers';
 import { runRelayWorker } from '../../workers/relay.worker';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { uniqueName } from '../support/ids';
-import { createTestTopic, testKafka } from '../support/kafka';
-import { readWholeTopic, startShard, terminateStartedShards } from '../support/relay-harness';
-import { testTemporalClient } from '../support/temporal';
-import { eventually } from '../support/wait';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { readWholeTopic, startShard, terminateStartedShards } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // One trace from the producer's transaction to the credited balance, on the real services: the
 // production relay and consumer workers (runRelayWorker, runConsumerWorker) run in this process

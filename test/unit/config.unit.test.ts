@@ -44,4 +44,15 @@ describe('loadConfig', () => {
       /INBOX_RETENTION_MS: 1500 ms must exceed KAFKA_TOPIC_RETENTION_MS \+ CONSUMER_MAX_LAG_MS \(2000 ms\)/,
     );
   });
+
+  it('reports every cross-setting problem at once, each naming its variables', () => {
+    assert.throws(
+      () => loadConfig({ INBOX_RETENTION_MS: '5', LOCAL_KAFKA_BROKERS: '3', LOCAL_KAFKA_CONTROLLER_PORT: '19094' }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.problems.length === 2 &&
+        err.problems[0]!.startsWith('INBOX_RETENTION_MS: 5 ms') &&
+        err.problems[1]!.startsWith('LOCAL_KAFKA_PORT / LOCAL_KAFKA_CONTROLLER_PORT: 3 local brokers'),
+    );
+  });
 });

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { RELAY_WORKFLOW_TYPE, RETENTION_WORKFLOW_TYPE } from '../../config/constants';
-import { APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox-contract';
-import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, type History, type RecordedHistory } from '../support/workflow-histories';
+import { APPLY_CREDIT_WORKFLOW, APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox-contract';
+import { RELAY_SHARD_WORKFLOW } from '../../workflows/relay-contract';
+import { RETENTION_WORKFLOW } from '../../workflows/retention-contract';
+import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, type History, type RecordedHistory } from '../../testkit/workflow-histories';
 import { workflowSpanSinks } from '../../observability/tracing';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../../workers/workflow-interceptors';
 
@@ -50,8 +51,8 @@ describe('recorded workflow histories replay on the current workflow code', func
 
   it('has recorded runs of every production workflow, through the relay loop’s paths', () => {
     const types = new Set(histories.map((h) => h.workflowType));
-    for (const type of [RELAY_WORKFLOW_TYPE, APPLY_EVENTS_WORKFLOW, 'applyCreditWorkflow', RETENTION_WORKFLOW_TYPE]) assert.ok(types.has(type), `no recorded history of ${type}`);
-    const relayEvents = new Set(histories.filter((h) => h.workflowType === RELAY_WORKFLOW_TYPE).flatMap((h) => h.history.events!.map((e) => e.eventType)));
+    for (const type of [RELAY_SHARD_WORKFLOW, APPLY_EVENTS_WORKFLOW, APPLY_CREDIT_WORKFLOW, RETENTION_WORKFLOW]) assert.ok(types.has(type), `no recorded history of ${type}`);
+    const relayEvents = new Set(histories.filter((h) => h.workflowType === RELAY_SHARD_WORKFLOW).flatMap((h) => h.history.events!.map((e) => e.eventType)));
     const { EventType } = temporal.api.enums.v1;
     // Batches (local-activity markers), idle waits (activities), back-off (timer), stop (signal) cancelling an idle wait, continue-as-new.
     for (const type of ['EVENT_TYPE_MARKER_RECORDED', 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED', 'EVENT_TYPE_TIMER_FIRED', 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED', 'EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED', 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW'] as const) {
@@ -72,7 +73,7 @@ describe('recorded workflow histories replay on the current workflow code', func
     let patchedChange: Map<string, Error | undefined>;
     before(async () => {
       const changes = await bundleWorkflowCode({ workflowsPath: require.resolve('../fixtures/relay-workflow-changes'), logger: quietBundlerLogger });
-      relayRuns = histories.filter((h) => h.workflowType === RELAY_WORKFLOW_TYPE);
+      relayRuns = histories.filter((h) => h.workflowType === RELAY_SHARD_WORKFLOW);
       assert.ok(relayRuns.length > 0);
       unpatched = await replayAll(changes, relayRuns.map((h) => ({ id: idOf(h), history: asWorkflowType(h.history, 'relayWithUnpatchedChange') })));
       patchedChange = await replayAll(changes, relayRuns.map((h) => ({ id: idOf(h), history: asWorkflowType(h.history, 'relayWithPatchedChange') })));

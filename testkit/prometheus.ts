@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startPrometheus, stopPrometheus, type ScrapeTarget } from '../../infra/prometheus';
+import { startPrometheus, stopPrometheus, type ScrapeTarget } from '../infra/prometheus';
 
 /** A Prometheus of its own for one test (own folder, port and targets); `stop` removes it. */
 export async function startTestPrometheus(port: number, targets: ScrapeTarget[]) {

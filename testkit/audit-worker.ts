@@ -1,8 +1,8 @@
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { createAuditActivities } from '../../activities/audit';
-import { createRetentionActivities } from '../../activities/retention';
-import type { Config } from '../../config/env';
-import { createPool } from '../../db/pool';
+import { createAuditActivities } from '../activities/audit';
+import { createRetentionActivities } from '../activities/retention';
+import type { Config } from '../config/env';
+import { createPool } from '../db/pool';
 
 const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
@@ -17,7 +17,7 @@ export async function startAuditWorker(config: Config): Promise<{ close(): Promi
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.audit.taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows/scheduled-workflows'), logger: quietBundlerLogger }),
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows/scheduled-workflows'), logger: quietBundlerLogger }),
     activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config }) },
     shutdownGraceTime: '2 seconds',
   });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
-import { PROJECT_ROOT } from '../../config/env';
+import { PROJECT_ROOT } from '../config/env';
 
 // Workflow histories recorded from real runs of each release (scripts/record-histories.ts),
 // replayed against the current workflow code by test/unit/workflow-replay.unit.test.ts: a change
@@ -14,7 +14,7 @@ export type History = temporal.api.history.v1.IHistory;
 export const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'histories');
 
 /** Every workflow the production workers bundle, in one module for the replayer. */
-export const PRODUCTION_WORKFLOWS_PATH = require.resolve('../fixtures/production-workflows');
+export const PRODUCTION_WORKFLOWS_PATH = require.resolve('../test/fixtures/production-workflows');
 
 export interface RecordedHistory {
   release: string;

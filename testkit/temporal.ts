@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../config/env';
+import { loadConfig } from '../config/env';
 
 /** A client on the configured Temporal server; close its connection in `after`. */
 export async function testTemporalClient(): Promise<{ client: Client; connection: Connection }> {

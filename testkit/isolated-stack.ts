@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../config/env';
-import { cachePaths } from '../../infra/paths';
+import { loadConfig, type Config } from '../config/env';
+import { cachePaths } from '../infra/paths';
 
 // A stack of its own for tests that break or restart services: its own cache folder and ports,
 // reusing the main cache's Kafka jars and Temporal CLI binary so nothing is downloaded or built.

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../config/env';
-import { WORKER_NODE_ARGS } from '../../workers/node-args';
+import { PROJECT_ROOT } from '../config/env';
+import { WORKER_NODE_ARGS } from '../workers/node-args';
 
 export interface WorkerMemoryLog {
   rssMiB: number;
@@ -26,9 +26,13 @@ export class RelayWorkerProcess {
   private running = false;
   private stdoutTail = '';
 
-  /** `extraNodeArgs` come after the production flags (diagnostics such as --heapsnapshot-signal). */
-  constructor(env: Record<string, string>, extraNodeArgs: string[] = []) {
-    this.child = spawn(process.execPath, [...WORKER_NODE_ARGS.relay, ...extraNodeArgs, '--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')], {
+  /**
+   * `extraNodeArgs` come after the production flags (diagnostics such as --heapsnapshot-signal).
+   * `entry` is the script and its arguments: the production worker unless a test runs its own
+   * fixture around it (test/fixtures/relay-worker-fault-point.ts).
+   */
+  constructor(env: Record<string, string>, extraNodeArgs: string[] = [], entry: string[] = [path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')]) {
+    this.child = spawn(process.execPath, [...WORKER_NODE_ARGS.relay, ...extraNodeArgs, '--require', 'tsx/cjs', ...entry], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,14 +1,14 @@
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { IHeaders } from 'kafkajs';
-import type { RelayActivityMode } from '../../workflows/relay';
-import { RELAY_WORKFLOW_TASK_TIMEOUT } from '../../workflows/relay-timeouts';
-import { createRelayActivities, PendingListener } from '../../activities/relay';
-import { RelayWorkerProcess } from '../../bench/support/relay-worker-process';
-import { loadConfig, type Config } from '../../config/env';
-import { createPool } from '../../db/pool';
-import { createKafka } from '../../kafka/client';
-import { createRelayProducer } from '../../kafka/relay-producer';
+import type { IHeaders, Kafka } from 'kafkajs';
+import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayActivityMode, type RelayShardWorkflow } from '../workflows/relay-contract';
+import { createRelayActivities, PendingListener, PendingScanBounds, type RelayActivities } from '../activities/relay';
+import { RelayWorkerProcess } from './relay-worker-process';
+import { loadConfig, type Config } from '../config/env';
+import { createPool } from '../db/pool';
+import { createKafka } from '../kafka/client';
+import { createRelayProducer } from '../kafka/relay-producer';
+import { FAULT_POINT_MARKER, type FaultPoint } from '../test/fixtures/relay-worker-fault-point';
 import { uniqueName } from './ids';
 import { testKafka } from './kafka';
 
@@ -20,7 +20,7 @@ import { testKafka } from './kafka';
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 /** Bundled once per test process, so each test's worker starts in milliseconds. */
 function relayBundle() {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows/relay-workflows'), logger: quietBundlerLogger });
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../workflows/relay-workflows'), logger: quietBundlerLogger });
   return bundle;
 }
 const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
@@ -32,27 +32,36 @@ export function relayTestConfig(dbUrl: string, topic: string, extra: Record<stri
 export interface InProcessRelay {
   taskQueue: string;
   config: Config;
+  /** The very activities the worker runs, e.g. for a benchmark timing the relay's own poll. */
+  activities: RelayActivities;
+  /** The bounds those activities poll from, per shard. */
+  bounds: PendingScanBounds;
   close(): Promise<void>;
 }
 
+/** A relay worker inside this process, on config.relay.taskQueue, with the production activities. */
 export async function startInProcessRelay(config: Config): Promise<InProcessRelay> {
-  const pool = createPool(config.database.url, { max: 10 });
+  const pool = createPool(config.database.url, { max: 10, application_name: 'testkit-relay-worker' });
   const listener = new PendingListener(config.database.url);
   const producer = createRelayProducer(createKafka(config, uniqueName('relay-test')));
   await producer.connect();
+  const bounds = new PendingScanBounds(config.relay.fullScanIntervalMs);
+  const activities = createRelayActivities({ pool, producer, config, listener }, bounds);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.relay.taskQueue!,
     workflowBundle: await relayBundle(),
-    activities: createRelayActivities({ pool, producer, config, listener }),
+    activities,
     shutdownGraceTime: '2 seconds',
   });
   const running = worker.run();
   return {
     taskQueue: config.relay.taskQueue!,
     config,
+    activities,
+    bounds,
     async close() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => undefined);
@@ -86,7 +95,7 @@ export async function terminateStartedShards(): Promise<void> {
 /** Starts one relay shard workflow under a unique id (tests never share a workflow id). */
 export async function startShard(client: Client, taskQueue: string, opts: ShardOptions = {}, workflowId = uniqueName(`relay-shard-${opts.shardIndex ?? 0}`)) {
   started.push({ client, workflowId });
-  return client.workflow.start('relayShardWorkflow', {
+  return client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, {
     taskQueue,
     workflowId,
     workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
@@ -96,11 +105,16 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
 
 /** A relay worker process (`tsx workers/relay.worker.ts`), for tests that kill -9 it at a fault point. */
 export class RelayProcess extends RelayWorkerProcess {
+  /** The production worker with its activities wrapped to stop dead at `point` (test/fixtures/relay-worker-fault-point.ts). */
+  static pausingAt(point: FaultPoint, env: Record<string, string>): RelayProcess {
+    return new RelayProcess(env, [], [require.resolve('../test/fixtures/relay-worker-fault-point'), point]);
+  }
+
   /** Resolves with the fault point's JSON detail once the worker reports reaching it. */
   async waitForFaultPoint(timeoutMs = 60_000): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const match = /RELAY_FAULT_POINT (\{.*\})/.exec(this.stderr);
+      const match = new RegExp(`${FAULT_POINT_MARKER} (\\{.*\\})`).exec(this.stderr);
       if (match) return JSON.parse(match[1]!);
       if (this.child.exitCode !== null) throw new Error(`relay worker exited (${this.child.exitCode}) before the fault point:\n${this.stderr}`);
       await new Promise((r) => setTimeout(r, 50));
@@ -118,8 +132,7 @@ export interface TopicMessage {
 }
 
 /** Every message the topic holds right now (up to each partition's high watermark), in partition order. */
-export async function readWholeTopic(topic: string, timeoutMs = 60_000): Promise<TopicMessage[]> {
-  const kafka = testKafka();
+export async function readWholeTopic(topic: string, timeoutMs = 60_000, kafka: Kafka = testKafka()): Promise<TopicMessage[]> {
   const admin = kafka.admin();
   await admin.connect();
   const offsets = await admin.fetchTopicOffsets(topic);

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
-import { PROJECT_ROOT } from '../../config/env';
-import { HEADERS } from '../../kafka/message-format';
+import { PROJECT_ROOT } from '../config/env';
+import { HEADERS } from '../kafka/message-format';
 
 // Helpers for the consumer tests: real consumer worker processes, events in the relay's wire
 // format, and waits on outcomes (never on wall-clock speed).
