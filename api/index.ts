@@ -7,6 +7,9 @@ export * from './retention';
 export * from './audit';
 export * from './doctor';
 export { loadConfig, ConfigError, type Config } from '../config/env';
+// How the project itself connects, for a service's own clients with the same settings (docs/managed-services.md).
+export { temporalConnectionOptions } from '../temporal/connection-options';
+export { kafkaConnectionOptions } from '../kafka/connection-options';
 export { TASK_QUEUES, PAYMENT_CONFIRMED } from '../config/constants';
 export { setUp } from '../app/setup';
 export { workerEntry, type WorkerEntry, type WorkerName } from '../workers/entries';

@@ -1,5 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { LOCAL_PG_PASSWORD_VARIABLES, localPgCredentials, localPgUrl, type WorkerComponent } from '../infra/local-credentials';
+import { securityConfig, withDatabaseSsl } from './security';
 import { AUDIT_SCHEDULE_ID, PAYMENT_CONFIRMED, RELAY_WORKFLOW_ID_PREFIX, RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
 
 // Built from an env object on demand (never at import time) so tests and tools can build
@@ -31,8 +33,36 @@ const settings = z.object({
    */
   DATABASE_STATEMENT_TIMEOUT_MS: durationMs.default(DEFAULT_STATEMENT_TIMEOUT_MS),
   DATABASE_LOCK_TIMEOUT_MS: durationMs.default(DEFAULT_LOCK_TIMEOUT_MS),
+  /**
+   * Passwords of the local stack's PostgreSQL logins (the `outbox` owner and one per worker).
+   * Unset: generated once into OUTBOX_CACHE_DIR/postgres/credentials/ (infra/local-credentials.ts).
+   */
+  LOCAL_PG_PASSWORD: z.string().min(8).optional(),
+  LOCAL_PG_RELAY_PASSWORD: z.string().min(8).optional(),
+  LOCAL_PG_CONSUMER_PASSWORD: z.string().min(8).optional(),
+  LOCAL_PG_RETENTION_PASSWORD: z.string().min(8).optional(),
+  /**
+   * TLS to PostgreSQL for every connection the project opens (libpq's meanings, docs/managed-services.md):
+   * added to each database URL that does not carry its own `sslmode`.
+   */
+  DATABASE_SSLMODE: z.enum(['disable', 'prefer', 'require', 'verify-ca', 'verify-full']).optional(),
+  /** CA certificate (PEM file) the server's certificate must chain to; libpq's sslrootcert. */
+  DATABASE_SSLROOTCERT: z.string().min(1).optional(),
+
   KAFKA_BROKERS: z.string().min(1).optional(),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  /** TLS to Temporal (on by itself with a client certificate, a CA or an API key). */
+  TEMPORAL_TLS: z.enum(['true', 'false']).optional(),
+  /** mTLS: the client certificate and its key (PEM files), e.g. a Temporal Cloud namespace's. */
+  TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  /** CA the server's certificate must chain to (PEM file); unset: the system's roots. */
+  TEMPORAL_TLS_CA_FILE: z.string().min(1).optional(),
+  /** Server name checked against the server's certificate, when it differs from the address's host. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** API key sent as a bearer token on every call (Temporal Cloud API keys); or the file holding it. */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_CLI: z.string().min(1).optional(),
   /** How long a client waits to connect to Temporal before giving up with an error. */
@@ -64,6 +94,21 @@ const settings = z.object({
   LOCAL_KAFKA_BROKERS: z.coerce.number().int().min(1).max(5).default(1),
   LOCAL_TEMPORAL_PORT: port.default(7233),
   LOCAL_TEMPORAL_UI_PORT: port.default(8233),
+
+  /** TLS to the brokers (on by itself with a CA, a client certificate or SASL over TLS). */
+  KAFKA_SSL: z.enum(['true', 'false']).optional(),
+  /** CA the brokers' certificates must chain to (PEM file); unset: the system's roots. */
+  KAFKA_SSL_CA_FILE: z.string().min(1).optional(),
+  /** Client certificate and key (PEM files) for brokers that authenticate clients by TLS (mTLS). */
+  KAFKA_SSL_CERT_FILE: z.string().min(1).optional(),
+  KAFKA_SSL_KEY_FILE: z.string().min(1).optional(),
+  /** `false` accepts any broker certificate: for a test broker only, never in production. */
+  KAFKA_SSL_REJECT_UNAUTHORIZED: z.enum(['true', 'false']).default('true'),
+  /** SASL authentication to the brokers, with its user name and password (or the file holding it). */
+  KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
+  KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
+  KAFKA_SASL_PASSWORD_FILE: z.string().min(1).optional(),
 
   KAFKA_TOPIC: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a valid Kafka topic name').default('payments.events'),
   KAFKA_DEAD_LETTER_TOPIC: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a valid Kafka topic name').default('payments.events.dlq'),
@@ -260,10 +305,19 @@ const configSchema = settings.transform((e, ctx) => {
   if (minInsyncReplicas > replicationFactor) {
     problems.push(`KAFKA_MIN_INSYNC_REPLICAS: ${minInsyncReplicas} exceeds the replication factor ${replicationFactor}: no write could ever succeed`);
   }
+  const security = securityConfig(e, problems);
   for (const message of problems) ctx.issues.push({ code: 'custom', message, input: e });
   if (problems.length > 0) return z.NEVER;
 
-  const databaseUrl = e.DATABASE_URL ?? `postgres://outbox@127.0.0.1:${e.LOCAL_PG_PORT}/outbox`;
+  const cacheDir = path.resolve(e.OUTBOX_CACHE_DIR ?? path.join(PROJECT_ROOT, '.cache'));
+  // The local stack's logins, with their passwords (read, or generated once, only when used).
+  const passwordOverrides = Object.fromEntries(Object.entries(LOCAL_PG_PASSWORD_VARIABLES).map(([who, variable]) => [who, e[variable]]));
+  const pgLogins = () => localPgCredentials(cacheDir, passwordOverrides);
+  const localLogin = (who: 'owner' | WorkerComponent) => localPgUrl(localPgCredentials(cacheDir, { [who]: passwordOverrides[who] })[who], e.LOCAL_PG_PORT);
+  const withSsl = (url: string) => withDatabaseSsl(url, e.DATABASE_SSLMODE, e.DATABASE_SSLROOTCERT);
+  const databaseUrl = withSsl(e.DATABASE_URL ?? localLogin('owner'));
+  // On the local stack each worker logs in as its own component's user; elsewhere as configured.
+  const workerUrl = (who: WorkerComponent, own: string | undefined) => withSsl(own ?? (e.DATABASE_URL === undefined ? localLogin(who) : e.DATABASE_URL));
   const brokers = (e.KAFKA_BROKERS ?? kafkaNodes.map((n) => `127.0.0.1:${n.port}`).join(',')).split(',').map((b) => b.trim()).filter(Boolean);
   return {
     database: {
@@ -272,13 +326,15 @@ const configSchema = settings.transform((e, ctx) => {
       local: e.DATABASE_URL === undefined,
       /** What each worker connects with: its own role's URL when configured, else `url`. */
       workerUrls: {
-        relay: e.RELAY_DATABASE_URL ?? databaseUrl,
-        consumer: e.CONSUMER_DATABASE_URL ?? databaseUrl,
-        retention: e.RETENTION_DATABASE_URL ?? databaseUrl,
+        relay: workerUrl('relay', e.RELAY_DATABASE_URL),
+        consumer: workerUrl('consumer', e.CONSUMER_DATABASE_URL),
+        retention: workerUrl('retention', e.RETENTION_DATABASE_URL),
       },
       statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
       lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
     },
+    /** Credentials and TLS for managed services (docs/managed-services.md); undefined = plaintext, no auth. */
+    security,
     kafka: {
       brokers,
       local: e.KAFKA_BROKERS === undefined,
@@ -307,7 +363,7 @@ const configSchema = settings.transform((e, ctx) => {
       server: e.TEMPORAL_SERVER,
     },
     local: {
-      cacheDir: path.resolve(e.OUTBOX_CACHE_DIR ?? path.join(PROJECT_ROOT, '.cache')),
+      cacheDir,
       pgPort: e.LOCAL_PG_PORT,
       kafkaPort: e.LOCAL_KAFKA_PORT,
       kafkaControllerPort: e.LOCAL_KAFKA_CONTROLLER_PORT,
@@ -316,6 +372,8 @@ const configSchema = settings.transform((e, ctx) => {
       temporalPort: e.LOCAL_TEMPORAL_PORT,
       temporalUiPort: e.LOCAL_TEMPORAL_UI_PORT,
       prometheusPort: e.LOCAL_PROMETHEUS_PORT,
+      /** The local PostgreSQL's logins and passwords (read or generated on call; infra/local-credentials.ts). */
+      pgLogins,
     },
     relay: {
       shards: e.RELAY_SHARDS,

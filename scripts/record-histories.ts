@@ -25,6 +25,7 @@ import { relayTestConfig, startInProcessRelay, startShard } from '../testkit/rel
 import { testTemporalClient } from '../testkit/temporal';
 import { eventually } from '../testkit/wait';
 import { currentRelease, writeRecordedHistory, type History } from '../testkit/workflow-histories';
+import { temporalConnectionOptions } from '../temporal/connection-options';
 
 const say = (m: string) => console.log(`[histories] ${m}`);
 
@@ -106,7 +107,7 @@ async function recordCredit(): Promise<{ name: string; history: History }[]> {
   const taskQueue = uniqueName('histories-credit');
   await db.pool.query('INSERT INTO accounts (account_id) VALUES (1001), (1002)');
   const credit = paymentConfirmedHandler({ maxCreditAmount: config.consumer.maxCreditAmount });
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   try {
     const worker = await Worker.create({
       connection,
@@ -168,7 +169,7 @@ async function recordRetention(client: Client): Promise<{ name: string; history:
        FROM generate_series(1, 250) g`,
   );
   await db.pool.query(`INSERT INTO inbox_processed_events (event_id, processed_at) SELECT 'old-' || g, now() - interval '20 days' FROM generate_series(1, 50) g`);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   try {
     const worker = await Worker.create({
       connection,

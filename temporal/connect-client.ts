@@ -1,11 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config/env';
+import { temporalConnectionOptions } from './connection-options';
 
-// The one way the CLI and the app connect to Temporal as a client: with a connect timeout, so an
-// unreachable server is an error after TEMPORAL_CONNECT_TIMEOUT_MS instead of a hang.
+// The one way the CLI and the app connect to Temporal as a client: the managed-service settings
+// (temporal/connection-options.ts) plus a connect timeout, so an unreachable server is an error
+// after TEMPORAL_CONNECT_TIMEOUT_MS instead of a hang.
 
 export async function connectTemporalClient(config: Config): Promise<{ connection: Connection; client: Client }> {
-  const connection = await Connection.connect({ address: config.temporal.address, connectTimeout: config.temporal.connectTimeoutMs });
+  const connection = await Connection.connect(temporalConnectionOptions(config, { connectTimeout: config.temporal.connectTimeoutMs }));
   return { connection, client: new Client({ connection, namespace: config.temporal.namespace }) };
 }
 

@@ -3,6 +3,8 @@ import { createAuditActivities } from '../activities/audit';
 import { createRetentionActivities } from '../activities/retention';
 import type { Config } from '../config/env';
 import { createPool } from '../db/pool';
+import { temporalConnectionOptions } from '../temporal/connection-options';
+import { componentDatabaseUrl } from './database';
 
 const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
@@ -11,8 +13,9 @@ const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error
  * worker runs them, on the config's audit task queue.
  */
 export async function startAuditWorker(config: Config): Promise<{ close(): Promise<void> }> {
-  const pool = createPool(config.database.url, { max: 3 });
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  // Under the retention worker's role, as the retention worker runs the audit.
+  const pool = createPool(componentDatabaseUrl({ DATABASE_URL: config.database.url }, 'retention') ?? config.database.workerUrls.retention, { max: 3 });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
 import { PROJECT_ROOT } from '../config/env';
 import { HEADERS } from '../kafka/message-format';
+import { withComponentRole } from './database';
 
 // Helpers for the consumer tests: real consumer worker processes, events in the relay's wire
 // format, and waits on outcomes (never on wall-clock speed).
@@ -29,7 +30,8 @@ export function spawnConsumer(env: Record<string, string>, entry = 'workers/cons
   // The heap cap is the one `npm run worker:consumer` uses (docs/consumer.md, memory).
   const proc = spawn(process.execPath, ['--max-old-space-size=192', '--import', 'tsx', entry], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    // Under the worker's own role on the local stack, as `npm start` runs it.
+    env: { ...process.env, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];

@@ -2,6 +2,7 @@ import { Client, type Pool } from 'pg';
 import { loadConfig } from '../config/env';
 import { migrate } from '../db/migrate';
 import { createPool } from '../db/pool';
+import type { WorkerComponent } from '../infra/local-credentials';
 import { uniqueName } from './ids';
 
 export interface TestDatabase {
@@ -60,4 +61,30 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
       await admin(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
+}
+
+/**
+ * The URL a worker of `component` uses for the database `env.DATABASE_URL` names, when that
+ * database is on the local stack's cluster: the same database under the component's own login
+ * (infra/local-credentials.ts), so tests run each worker under its role as `npm start` does.
+ * Undefined for any other server (its owner's URL stays in use).
+ */
+export function componentDatabaseUrl(env: Record<string, string | undefined>, component: WorkerComponent): string | undefined {
+  const databaseUrl = env.DATABASE_URL;
+  if (databaseUrl === undefined) return undefined;
+  const config = loadConfig({ ...process.env, ...env });
+  const u = new URL(databaseUrl);
+  if (!['127.0.0.1', 'localhost'].includes(u.hostname) || Number(u.port) !== config.local.pgPort) return undefined;
+  const login = config.local.pgLogins()[component];
+  u.username = encodeURIComponent(login.user);
+  u.password = encodeURIComponent(login.password);
+  return u.toString();
+}
+
+/** `env` plus the component's own database URL (see componentDatabaseUrl), unless it sets one. */
+export function withComponentRole(env: Record<string, string>, component: WorkerComponent): Record<string, string> {
+  const variable = `${component.toUpperCase()}_DATABASE_URL`;
+  if (env[variable] !== undefined) return env;
+  const url = componentDatabaseUrl(env, component);
+  return url === undefined ? env : { ...env, [variable]: url };
 }

@@ -11,6 +11,8 @@ import { createRelayProducer } from '../kafka/relay-producer';
 import { FAULT_POINT_MARKER, type FaultPoint } from '../test/fixtures/relay-worker-fault-point';
 import { uniqueName } from './ids';
 import { testKafka } from './kafka';
+import { temporalConnectionOptions } from '../temporal/connection-options';
+import { withComponentRole } from './database';
 
 // Kept importable from here for the tests that already do; the one definition is in wait.ts.
 
@@ -47,7 +49,7 @@ export async function startInProcessRelay(config: Config): Promise<InProcessRela
   await producer.connect();
   const bounds = new PendingScanBounds(config.relay.fullScanIntervalMs);
   const activities = createRelayActivities({ pool, producer, config, listener }, bounds);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -105,6 +107,11 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
 
 /** A relay worker process (`tsx workers/relay.worker.ts`), for tests that kill -9 it at a fault point. */
 export class RelayProcess extends RelayWorkerProcess {
+  /** Under the relay's own role on the local stack, as `npm start` runs it. */
+  constructor(env: Record<string, string>, extraNodeArgs: string[] = [], entry?: string[]) {
+    super(withComponentRole(env, 'relay'), extraNodeArgs, entry);
+  }
+
   /** The production worker with its activities wrapped to stop dead at `point` (test/fixtures/relay-worker-fault-point.ts). */
   static pausingAt(point: FaultPoint, env: Record<string, string>): RelayProcess {
     return new RelayProcess(env, [], [require.resolve('../test/fixtures/relay-worker-fault-point'), point]);

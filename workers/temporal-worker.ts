@@ -3,6 +3,7 @@ import type { Config } from '../config/env';
 import fs from 'node:fs';
 import { workflowSpanSinks } from '../observability/tracing';
 import { bundleInChildProcess, prebuiltBundlePath } from './bundle-workflows';
+import { temporalConnectionOptions } from '../temporal/connection-options';
 
 export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & { workflowsPath: string } & Omit<Partial<WorkerOptions>, 'workflowsPath' | 'workflowBundle'>;
 
@@ -15,7 +16,7 @@ export async function createTemporalWorker(config: Config, parts: WorkerParts): 
   const { workflowsPath, ...options } = parts;
   const prebuilt = prebuiltBundlePath(workflowsPath);
   const code = prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.local.cacheDir, workflowsPath);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   try {
     // Every bundle carries the OpenTelemetry workflow interceptors (workers/workflow-interceptors.ts),
     // so the sink their spans leave through is always there (dropping them unless a worker traces).

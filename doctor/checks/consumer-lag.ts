@@ -2,6 +2,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { measureGroupLag, type GroupLag } from '../../observability/consumer-group-lag';
 import { age, count } from '../format-values';
 import { result, type Check, type Fact, type Problem } from '../types';
+import { kafkaConnectionOptions } from '../../kafka/connection-options';
 
 export const LAST_CREDIT_SQL = `SELECT extract(epoch FROM now() - max(processed_at)) * 1000 AS idle_ms FROM inbox_processed_events WHERE consumer = $1`;
 
@@ -25,7 +26,7 @@ export const consumerLagCheck: Check = async ({ db, config }) => {
   const maxWaitMs = config.doctor.maxConsumerWaitMs;
   const title = `consumer group ${consumerGroup} on ${topic}`;
   // Few retries and short timeouts: a doctor that waits minutes for a dead broker helps nobody.
-  const kafka = new Kafka({ clientId: 'outbox-doctor', brokers: config.kafka.brokers, logLevel: logLevel.NOTHING, connectionTimeout: 3000, retry: { retries: 1 } });
+  const kafka = new Kafka({ clientId: 'outbox-doctor', ...kafkaConnectionOptions(config), logLevel: logLevel.NOTHING, connectionTimeout: 3000, retry: { retries: 1 } });
   const admin = kafka.admin();
   let lag: GroupLag;
   try {

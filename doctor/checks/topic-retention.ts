@@ -2,6 +2,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { age } from '../format-values';
 import { checkTopicRedeliveryHorizon } from '../../kafka/topic-retention';
 import { result, type Check } from '../types';
+import { kafkaConnectionOptions } from '../../kafka/connection-options';
 
 /**
  * The events topic's real retention on the broker against the inbox horizon: a topic that keeps
@@ -11,7 +12,7 @@ import { result, type Check } from '../types';
 export const topicRetentionCheck: Check = async ({ config }) => {
   const { topic } = config.kafka;
   const title = `retention of topic ${topic} vs the inbox horizon`;
-  const kafka = new Kafka({ clientId: 'outbox-doctor', brokers: config.kafka.brokers, logLevel: logLevel.NOTHING, connectionTimeout: 3000, retry: { retries: 1 } });
+  const kafka = new Kafka({ clientId: 'outbox-doctor', ...kafkaConnectionOptions(config), logLevel: logLevel.NOTHING, connectionTimeout: 3000, retry: { retries: 1 } });
   const admin = kafka.admin();
   try {
     await admin.connect();

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { loadConfig, PROJECT_ROOT } from '../../config/env';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
+import { LOCAL_PG_WORKER_LOGINS } from '../../infra/local-credentials';
+import { cachePaths } from '../../infra/paths';
+import { stopPostgres } from '../../infra/postgres';
 import { uniqueName } from '../../testkit/ids';
 import { createTestTopic } from '../../testkit/kafka';
 import { testTemporalClient } from '../../testkit/temporal';
@@ -9,21 +16,36 @@ import { testTemporalClient } from '../../testkit/temporal';
 // The README's main command, run as written (with a duration so it ends by itself): it brings up
 // the stack, starts the workers, relay shards and retention schedule, sends demo payments, and
 // exits 0 only if every confirmed payment ended up credited exactly once.
-// It runs on a database, topics, consumer group, task queues, relay workflow ids and schedule of
-// its own, so it neither sees nor leaves behind anything of a real `npm start` on this stack.
+// It runs on topics, consumer group, task queues, relay workflow ids and schedules of its own,
+// so it neither sees nor leaves behind anything of a real `npm start` on this stack; and on a
+// PostgreSQL of its own that the demo provisions as it would on a fresh machine (a new cluster
+// with password authentication, passwords given in the environment), so the run also shows each
+// worker logging in under its own role and no password in any log of the run.
 describe('npm start (the README\'s main command)', function () {
   this.timeout(400_000);
-  let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
   let deadLetter: { topic: string; remove(): Promise<void> };
   let env: Record<string, string>;
 
+  let cacheDir: string;
+  let pgConfig: Config;
+  const passwords = Object.fromEntries(
+    ['LOCAL_PG_PASSWORD', 'LOCAL_PG_RELAY_PASSWORD', 'LOCAL_PG_CONSUMER_PASSWORD', 'LOCAL_PG_RETENTION_PASSWORD'].map((v) => [v, crypto.randomBytes(15).toString('base64url')]),
+  );
+
   before(async () => {
-    db = await createTestDatabase();
     topic = await createTestTopic(3);
     deadLetter = await createTestTopic(1);
+    cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-demo-'));
+    fs.chmodSync(cacheDir, 0o755); // the PostgreSQL service account must reach its data folder
+    const shared = loadConfig();
     env = {
-      DATABASE_URL: db.url,
+      // Its own PostgreSQL, provisioned by the demo; the shared Kafka and Temporal.
+      OUTBOX_CACHE_DIR: cacheDir,
+      LOCAL_PG_PORT: String(22_000 + Math.floor(Math.random() * 2000) * 4),
+      KAFKA_BROKERS: shared.kafka.brokers.join(','),
+      TEMPORAL_ADDRESS: shared.temporal.address,
+      ...passwords,
       KAFKA_TOPIC: topic.topic,
       KAFKA_DEAD_LETTER_TOPIC: deadLetter.topic,
       KAFKA_PARTITIONS: '3',
@@ -32,27 +54,46 @@ describe('npm start (the README\'s main command)', function () {
       CONSUMER_TASK_QUEUE: uniqueName('demo-credit'),
       RETENTION_TASK_QUEUE: uniqueName('demo-retention'),
       RETENTION_SCHEDULE_ID: uniqueName('demo-retention-schedule'),
+      AUDIT_SCHEDULE_ID: uniqueName('demo-audit-schedule'),
+      // Runs within the demo's 20 s, so the retention worker's role does real work too.
+      RETENTION_INTERVAL: '5s',
+      AUDIT_INTERVAL: '5s',
       RELAY_WORKFLOW_ID_PREFIX: uniqueName('demo-relay-shard'),
     };
+    pgConfig = loadConfig({ ...withoutDatabaseUrl(process.env), ...env });
   });
   after(async () => {
     const { client, connection } = await testTemporalClient();
-    const config = loadConfig({ ...process.env, ...env });
-    for (let i = 0; i < config.relay.shards; i++) await client.workflow.getHandle(config.relay.workflowId(i)).terminate('test finished').catch(() => undefined);
+    for (let i = 0; i < pgConfig.relay.shards; i++) await client.workflow.getHandle(pgConfig.relay.workflowId(i)).terminate('test finished').catch(() => undefined);
     await client.schedule.getHandle(env.RETENTION_SCHEDULE_ID!).delete().catch(() => undefined);
+    await client.schedule.getHandle(env.AUDIT_SCHEDULE_ID!).delete().catch(() => undefined);
     await connection.close();
     await topic?.remove();
     await deadLetter?.remove();
-    await db?.drop();
+    if (cacheDir) {
+      await stopPostgres(cachePaths(cacheDir)).catch(() => undefined);
+      fs.rmSync(cacheDir, { recursive: true, force: true });
+    }
   });
 
   it('runs the whole pipeline live and every confirmed payment is credited exactly once, account by account', async () => {
-    const child = spawn('npm', ['start', '--', '--duration', '20', '--rate', '30'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // --keep-stack: its PostgreSQL stays up for the checks below (stopped in `after`).
+    const child = spawn('npm', ['start', '--', '--duration', '20', '--rate', '30', '--keep-stack'], { cwd: PROJECT_ROOT, env: { ...withoutDatabaseUrl(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // Who is logged in, sampled while the demo runs: each worker under its own login.
+    const seenUsers = new Set<string>();
+    let running = true;
+    void exited.then(() => (running = false));
+    while (running) {
+      await sessionUsers(pgConfig).then((users) => users.forEach((u) => seenUsers.add(u))).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const code = await exited;
     assert.equal(code, 0, output);
+    assert.match(output, /PostgreSQL starting on 127\.0\.0\.1/, 'the demo provisioned its PostgreSQL');
     assert.match(output, new RegExp(`Temporal UI: ${loadConfig().temporal.uiUrl.replace(/[.]/g, '\\.')}`));
     assert.match(output, /relay-worker started .*\n.*consumer-worker started .*\n.*retention-worker started/);
     assert.match(output, new RegExp(`retention schedule ${env.RETENTION_SCHEDULE_ID}: (created|updated)`));
@@ -61,7 +102,9 @@ describe('npm start (the README\'s main command)', function () {
     assert.match(output, /all \d+ confirmed payments are credited exactly once: each of \d+ accounts' balance equals its confirmed payments; balances total (\d+) = confirmed total \1/);
 
     // Checked here too, from the database itself: each account holds exactly its own payments.
-    const { rows } = await db.pool.query(
+    const pg = new PgClient({ connectionString: pgConfig.database.url });
+    await pg.connect();
+    const { rows } = await pg.query(
       `SELECT p.account_id, p.confirmed::bigint, coalesce(a.balance, 0)::bigint AS balance, p.n::int
          FROM (SELECT account_id, sum(amount) AS confirmed, count(*) AS n FROM payments WHERE status = 'confirmed' GROUP BY account_id) p
          LEFT JOIN accounts a USING (account_id)
@@ -70,5 +113,34 @@ describe('npm start (the README\'s main command)', function () {
     assert.ok(rows.length > 1, 'payments spread over several accounts');
     assert.equal(rows.reduce((n, r) => n + r.n, 0), sent, 'every payment the demo sent is confirmed');
     for (const r of rows) assert.equal(r.balance, r.confirmed, `account ${r.account_id}: balance equals its ${r.n} confirmed payments`);
+    await pg.end();
+
+    // Least privilege in practice: the three workers logged in as their own users.
+    for (const { user } of Object.values(LOCAL_PG_WORKER_LOGINS)) assert.ok(seenUsers.has(user), `${user} logged in during the demo (seen: ${[...seenUsers].join(', ')})`);
+    // No password in the demo's output, the workers' logs or the stack's logs of this run.
+    const logs = [output, ...filesUnder(path.join(cacheDir, 'logs')).map((f) => fs.readFileSync(f, 'utf8'))];
+    assert.ok(filesUnder(path.join(cacheDir, 'logs', 'workers')).length === 3, 'the three workers\' logs were read');
+    for (const [variable, password] of Object.entries(passwords)) assert.ok(!logs.some((text) => text.includes(password)), `the ${variable} password appears in a log`);
   });
 });
+
+function withoutDatabaseUrl(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  for (const key of ['DATABASE_URL', 'RELAY_DATABASE_URL', 'CONSUMER_DATABASE_URL', 'RETENTION_DATABASE_URL']) delete copy[key];
+  return copy;
+}
+
+async function sessionUsers(config: Config): Promise<string[]> {
+  const pg = new PgClient({ connectionString: config.database.url, connectionTimeoutMillis: 2000 });
+  await pg.connect();
+  try {
+    return (await pg.query<{ usename: string }>(`SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = 'outbox' AND usename IS NOT NULL`)).rows.map((r) => r.usename);
+  } finally {
+    await pg.end();
+  }
+}
+
+function filesUnder(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}

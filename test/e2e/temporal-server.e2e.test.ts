@@ -136,7 +136,8 @@ describe('pipeline end to end on Temporal\'s own server (TEMPORAL_SERVER=postgre
   }
 
   async function onServerDatabase(database: string, sql: string, params: unknown[] = []): Promise<number> {
-    const pg = new PgClient({ host: '127.0.0.1', port: stack.config.local.pgPort, user: 'outbox', database });
+    const { owner } = stack.config.local.pgLogins();
+    const pg = new PgClient({ host: '127.0.0.1', port: stack.config.local.pgPort, user: owner.user, password: owner.password, database });
     await pg.connect();
     try {
       return (await pg.query<{ n: number }>(sql, params)).rows[0]!.n;

@@ -3,11 +3,36 @@ import { ConfigError, loadConfig } from '../../config/env';
 
 describe('loadConfig', () => {
   it('uses the local stack when no service is configured', () => {
-    const config = loadConfig({});
+    const config = loadConfig({ LOCAL_PG_PASSWORD: 'pw-owner-1', LOCAL_PG_RELAY_PASSWORD: 'pw-relay-1', LOCAL_PG_CONSUMER_PASSWORD: 'pw-consumer-1', LOCAL_PG_RETENTION_PASSWORD: 'pw-retention-1' });
     assert.equal(config.database.local, true);
     assert.equal(config.kafka.local, true);
     assert.equal(config.temporal.local, true);
-    assert.equal(config.database.url, 'postgres://outbox@127.0.0.1:54329/outbox');
+    assert.equal(config.database.url, 'postgres://outbox:pw-owner-1@127.0.0.1:54329/outbox');
+    // Each worker logs in as its own component's user on the local stack.
+    assert.equal(config.database.workerUrls.relay, 'postgres://outbox_relay_worker:pw-relay-1@127.0.0.1:54329/outbox');
+  });
+
+  it('adds DATABASE_SSLMODE and DATABASE_SSLROOTCERT to every database URL that names no sslmode of its own', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/x', RELAY_DATABASE_URL: 'postgres://r:q@db:5432/x?sslmode=disable', DATABASE_SSLMODE: 'verify-full', DATABASE_SSLROOTCERT: '/etc/ca.pem' });
+    assert.equal(config.database.url, 'postgres://u:p@db:5432/x?sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem&uselibpqcompat=true');
+    assert.equal(config.database.workerUrls.consumer, config.database.url);
+    assert.equal(config.database.workerUrls.relay, 'postgres://r:q@db:5432/x?sslmode=disable', 'a URL with its own sslmode is left alone');
+  });
+
+  it('reads managed-service credentials and reports every missing or contradictory one at once', () => {
+    const kafka = loadConfig({ KAFKA_BROKERS: 'k:9093', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'svc', KAFKA_SASL_PASSWORD: 's3cret', KAFKA_SSL: 'true' });
+    assert.deepEqual(kafka.security.kafka, { ssl: { ca: undefined, cert: undefined, key: undefined, rejectUnauthorized: true }, sasl: { mechanism: 'scram-sha-512', username: 'svc', password: 's3cret' } });
+    const temporal = loadConfig({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_API_KEY: 'key-1' });
+    assert.deepEqual(temporal.security.temporal, { tls: { serverName: undefined, ca: undefined, clientCertPair: undefined }, apiKey: 'key-1' }, 'an API key turns TLS on');
+    assert.throws(
+      () => loadConfig({ KAFKA_SASL_MECHANISM: 'plain', TEMPORAL_TLS_CERT_FILE: '/nonexistent/client.pem', KAFKA_SASL_PASSWORD: 'x', KAFKA_SASL_PASSWORD_FILE: '/nonexistent/pw' }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.problems.some((p) => /KAFKA_SASL_MECHANISM=plain needs KAFKA_SASL_USERNAME/.test(p)) &&
+        err.problems.some((p) => /TEMPORAL_TLS_CERT_FILE: cannot read \/nonexistent\/client.pem \(ENOENT\)/.test(p)) &&
+        err.problems.some((p) => /TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE/.test(p)) &&
+        err.problems.some((p) => /KAFKA_SASL_PASSWORD and KAFKA_SASL_PASSWORD_FILE: set one of them/.test(p)),
+    );
   });
 
   it('switches a service to the user\'s own when its variable is set', () => {
