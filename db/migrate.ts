@@ -37,7 +37,10 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
  */
 export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<Migration[]> {
   const migrations = readMigrations(dir);
-  const client = new Client({ connectionString: databaseUrl });
+  // No statement or lock timeout, on purpose (whatever DATABASE_*_TIMEOUT_MS say): a migration of
+  // a large table may run for minutes, and a second runner waits on the advisory lock until the
+  // first is done.
+  const client = new Client({ connectionString: databaseUrl, statement_timeout: 0, lock_timeout: 0 });
   await client.connect();
   const applied: Migration[] = [];
   try {

@@ -1,11 +1,31 @@
 import { Pool, type PoolConfig } from 'pg';
+import { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, type Config } from '../config/env';
 
+/**
+ * Every pool's connections carry a statement timeout and a lock timeout (server side): a query
+ * stuck behind a lock or running away fails with an error its caller retries, instead of holding
+ * a connection (and the batch waiting on it) for ever. Without `options` naming them, the
+ * defaults of DATABASE_STATEMENT_TIMEOUT_MS / DATABASE_LOCK_TIMEOUT_MS apply; pass
+ * `databaseTimeouts(config)` to honour the configured values, or explicit ones where a
+ * statement legitimately runs longer (retention, the doctor, seeding the scene).
+ */
 export function createPool(databaseUrl: string, options: Partial<PoolConfig> = {}): Pool {
-  const pool = new Pool({ connectionString: databaseUrl, max: 10, ...options });
+  const pool = new Pool({
+    connectionString: databaseUrl,
+    max: 10,
+    statement_timeout: DEFAULT_STATEMENT_TIMEOUT_MS,
+    lock_timeout: DEFAULT_LOCK_TIMEOUT_MS,
+    ...options,
+  });
   // An idle client losing its server (PostgreSQL restarted) must not crash the worker; the next
   // query gets a fresh connection and a transient error that Temporal retries.
   pool.on('error', () => undefined);
   return pool;
+}
+
+/** The configured statement and lock timeouts, as pool options. */
+export function databaseTimeouts(config: Config): Pick<PoolConfig, 'statement_timeout' | 'lock_timeout'> {
+  return { statement_timeout: config.database.statementTimeoutMs, lock_timeout: config.database.lockTimeoutMs };
 }
 
 /** Runs `work` in one transaction on one pooled client, rolling back on any error. */

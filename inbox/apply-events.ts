@@ -27,6 +27,25 @@ export interface AppliedBatch extends EventBatchResult {
 
 export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: EventBatch): Promise<AppliedBatch> {
   const startTime = new Date();
+  const { result, outcomes } = await inTransaction(pool, (tx) => applyEventsInTransaction(tx, registry, batch));
+  // After COMMIT: a span says the effect is durable (or why it was not applied), never a rolled-back attempt.
+  recordApplySpans(batch, outcomes, startTime);
+  const appliedByType: Record<string, number> = {};
+  outcomes.forEach((o, i) => {
+    if (o === 'applied') appliedByType[batch.eventTypes[i]!] = (appliedByType[batch.eventTypes[i]!] ?? 0) + 1;
+  });
+  return { ...result, appliedByType };
+}
+
+/**
+ * The same guard inside the caller's transaction (a redrive locks its parked rows in the same
+ * one); returns what happened to each event, for spans the caller records after its COMMIT.
+ */
+export async function applyEventsInTransaction(
+  tx: SqlExecutor,
+  registry: HandlerRegistry,
+  batch: EventBatch,
+): Promise<{ result: EventBatchResult; outcomes: EventOutcome[] }> {
   const first = new Map<string, number>();
   const conflicts: RejectedEvent[] = [];
   batch.eventIds.forEach((id, i) => {
@@ -46,65 +65,65 @@ export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: 
   if (unknown.length > 0) throw new MissingHandlerError(`no handler for event type(s) ${unknown.map((t) => JSON.stringify(t)).join(', ')} on this worker`);
 
   const ctx: HandlerContext = { consumer: batch.consumer };
-  const { result, outcomes } = await inTransaction(pool, async (tx) => {
-    const ids = [...first.keys()];
-    const fresh = await insertInboxRows(tx, batch.consumer, ids, ids.map((id) => batch.payloadHashes[first.get(id)!]!));
-    // A redelivery of an applied id is a no-op only if its payload is the applied one.
-    const applied = await appliedPayloadHashes(tx, batch.consumer, ids.filter((id) => !fresh.has(id)));
-    for (const [eventId, appliedHash] of applied) {
-      const i = first.get(eventId)!;
-      if (appliedHash === batch.payloadHashes[i]) continue;
-      conflicts.push({
-        ...parkedAt(batch, i, `conflicting duplicate: event id already applied with a different payload (applied payload hash ${appliedHash}, this one ${batch.payloadHashes[i]})`),
-        appliedPayloadHash: appliedHash,
+  const ids = [...first.keys()];
+  const fresh = await insertInboxRows(tx, batch.consumer, ids, ids.map((id) => batch.payloadHashes[first.get(id)!]!));
+  // A redelivery of an applied id is a no-op only if its payload is the applied one.
+  const applied = await appliedPayloadHashes(tx, batch.consumer, ids.filter((id) => !fresh.has(id)));
+  for (const [eventId, appliedHash] of applied) {
+    const i = first.get(eventId)!;
+    if (appliedHash === batch.payloadHashes[i]) continue;
+    conflicts.push({
+      ...parkedAt(batch, i, `conflicting duplicate: event id already applied with a different payload (applied payload hash ${appliedHash}, this one ${batch.payloadHashes[i]})`),
+      appliedPayloadHash: appliedHash,
+    });
+  }
+  const byType = new Map<string, InboxEvent<unknown>[]>();
+  for (const [eventId, i] of first) {
+    if (!fresh.has(eventId)) continue;
+    const event: InboxEvent<unknown> = {
+      eventId,
+      eventType: batch.eventTypes[i]!,
+      data: batch.data[i],
+      topic: batch.topics[batch.topicIndex[i]!]!,
+      partition: batch.partitions[i]!,
+      offset: batch.offsets[i]!,
+    };
+    const list = byType.get(event.eventType) ?? [];
+    list.push(event);
+    byType.set(event.eventType, list);
+  }
+
+  const rejected: RejectedEvent[] = [];
+  for (const type of [...byType.keys()].sort()) {
+    const events = byType.get(type)!;
+    const refusals = await applyWithHandler(tx, registry.get(type)!, events, ctx);
+    const byId = new Map(events.map((e) => [e.eventId, e]));
+    for (const r of refusals) {
+      const e = byId.get(r.eventId);
+      if (!e) continue;
+      rejected.push({
+        topic: e.topic,
+        partition: e.partition,
+        offset: e.offset,
+        eventId: e.eventId,
+        reason: r.reason,
+        rawValue: JSON.stringify({ event_id: e.eventId, type: e.eventType, data: e.data }),
+        // Kept so that `inbox redrive` can apply it once the cause is fixed.
+        event: { eventType: e.eventType, data: e.data, payloadHash: batch.payloadHashes[first.get(e.eventId)!]! },
       });
     }
-    const byType = new Map<string, InboxEvent<unknown>[]>();
-    for (const [eventId, i] of first) {
-      if (!fresh.has(eventId)) continue;
-      const event: InboxEvent<unknown> = {
-        eventId,
-        eventType: batch.eventTypes[i]!,
-        data: batch.data[i],
-        topic: batch.topics[batch.topicIndex[i]!]!,
-        partition: batch.partitions[i]!,
-        offset: batch.offsets[i]!,
-      };
-      const list = byType.get(event.eventType) ?? [];
-      list.push(event);
-      byType.set(event.eventType, list);
-    }
-
-    const rejected: RejectedEvent[] = [];
-    for (const type of [...byType.keys()].sort()) {
-      const events = byType.get(type)!;
-      const refusals = await applyWithHandler(tx, registry.get(type)!, events, ctx);
-      const byId = new Map(events.map((e) => [e.eventId, e]));
-      for (const r of refusals) {
-        const e = byId.get(r.eventId);
-        if (!e) continue;
-        rejected.push({ topic: e.topic, partition: e.partition, offset: e.offset, eventId: e.eventId, reason: r.reason, rawValue: JSON.stringify({ event_id: e.eventId, type: e.eventType, data: e.data }) });
-      }
-    }
-    if (rejected.length > 0) await deleteInboxRows(tx, batch.consumer, rejected.map((r) => r.eventId));
-    await parkRejectedEvents(tx, batch.consumer, [...rejected, ...conflicts]);
-    return {
-      result: {
-        applied: fresh.size - rejected.length,
-        duplicates: batch.eventIds.length - fresh.size - conflicts.length,
-        rejected: rejected.length,
-        conflicts: conflicts.length,
-      },
-      outcomes: outcomesOf(batch, first, fresh, rejected, conflicts),
-    };
-  });
-  // After COMMIT: a span says the effect is durable (or why it was not applied), never a rolled-back attempt.
-  recordApplySpans(batch, outcomes, startTime);
-  const appliedByType: Record<string, number> = {};
-  outcomes.forEach((o, i) => {
-    if (o === 'applied') appliedByType[batch.eventTypes[i]!] = (appliedByType[batch.eventTypes[i]!] ?? 0) + 1;
-  });
-  return { ...result, appliedByType };
+  }
+  if (rejected.length > 0) await deleteInboxRows(tx, batch.consumer, rejected.map((r) => r.eventId));
+  await parkRejectedEvents(tx, batch.consumer, [...rejected, ...conflicts]);
+  return {
+    result: {
+      applied: fresh.size - rejected.length,
+      duplicates: batch.eventIds.length - fresh.size - conflicts.length,
+      rejected: rejected.length,
+      conflicts: conflicts.length,
+    },
+    outcomes: outcomesOf(batch, first, fresh, rejected, conflicts),
+  };
 }
 
 /** What happened to each event of the batch, index-aligned. */

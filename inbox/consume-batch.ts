@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import type { EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
+import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { Logger } from '../config/logger';
 import { inboxParkedTotal } from '../observability/consumer-metrics';
@@ -10,7 +10,9 @@ import { countSkippedEvents } from './count-skipped-events';
 import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
 import type { HandlerRegistry } from './handler';
 import { MAX_EVENT_TYPE_LENGTH } from './handler';
-import { parkEvents, type ParkedMessage } from './park-events';
+import { owedDeadLetterIds } from './claim-dead-letters';
+import { deliverDeadLetters, type DeadLetterTarget } from './deliver-dead-letters';
+import { parkEvents, type DeadLetterOriginal, type ParkedMessage } from './park-events';
 import { payloadHash } from './payload-hash';
 import { TRACE_HEADERS } from '../observability/trace-context';
 import { headerText, quote, validateEnvelope } from './validate-envelope';
@@ -22,7 +24,7 @@ export interface BatchHandlerDeps {
   /** What happens to an event of a type no handler knows: counted and skipped, or parked. */
   unknownEventTypes: 'skip' | 'park';
   /** Set when invalid messages are also copied to the dead-letter topic. */
-  deadLetter?: { producer: Producer; topic: string };
+  deadLetter?: DeadLetterTarget;
   logger: Logger;
   inboxName: string;
   batchSize: number;
@@ -105,7 +107,7 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     const rawValue = message.value?.toString() ?? null;
     const envelope = validateEnvelope(message);
     if (!envelope.ok) {
-      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: envelope.reason, rawValue });
+      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: envelope.reason, rawValue, deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
       continue;
     }
     const handler = deps.handlers.get(envelope.eventType);
@@ -121,7 +123,7 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     }
     const checked = handler.validate(envelope.payload);
     if (!checked.ok) {
-      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: checked.reason, rawValue });
+      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: checked.reason, rawValue, deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
       continue;
     }
     events.eventIds.push(envelope.eventId);
@@ -134,8 +136,9 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
   }
 
   if (invalid.length > 0) {
+    // Parked (durable) first; the dead-letter copies are owed by the parked rows from then on.
     await parkEvents(deps.pool, { consumer: deps.inboxName, topic, partition }, invalid);
-    if (deps.deadLetter) await sendToDeadLetter(deps.deadLetter, topic, partition, chunk, invalid);
+    if (deps.deadLetter) await copyToDeadLetter(deps, topic, partition, invalid);
     inboxParkedTotal.inc({ handler: deps.inboxName, stage: 'validation' }, invalid.length);
     // Reasons can quote parts of a hostile payload (a JSON parse error shows its text): debug only.
     deps.logger.warn({ partition, parked: invalid.length, eventIds: invalid.slice(0, 20).map((i) => i.eventId ?? null), offsets: invalid.slice(0, 20).map((i) => i.offset) }, 'parked invalid events; reasons in `npm run outbox -- inbox parked`');
@@ -157,35 +160,58 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
   return { topic, partition, firstOffset, lastOffset, valid: events.eventIds.length, parked: invalid.length + unknownTypes.length, skipped: skippedCount, workflowId };
 }
 
-async function sendToDeadLetter(dl: { producer: Producer; topic: string }, topic: string, partition: number, chunk: KafkaMessage[], invalid: ParkedMessage[]) {
-  const byOffset = new Map(chunk.map((m) => [m.offset, m]));
-  await dl.producer.send({
-    topic: dl.topic,
-    messages: invalid.map((i) => {
-      const original = byOffset.get(i.offset)!;
-      return {
-        key: original.key,
-        value: original.value,
-        headers: { ...original.headers, 'dlq-reason': i.reason, 'dlq-source': `${topic}/${partition}/${i.offset}` },
-      };
-    }),
-  });
+/**
+ * Sends the copies these parked rows still owe, now. Whatever Kafka says, the chunk goes on: a
+ * copy not written stays pending in its row for the sweep (inbox/dead-letter-sweep.ts), and a
+ * copy already sent (this chunk redelivered) is not owed any more and is not sent again.
+ */
+async function copyToDeadLetter(deps: BatchHandlerDeps, topic: string, partition: number, invalid: ParkedMessage[]): Promise<void> {
+  try {
+    const ids = await owedDeadLetterIds(deps.pool, { consumer: deps.inboxName, topic, partition, offsets: invalid.map((i) => i.offset) });
+    await deliverDeadLetters(deps.pool, deps.deadLetter!, { consumer: deps.inboxName, ids }, deps.logger);
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error).message, topic, partition }, 'dead-letter copies not sent now; the sweep retries them');
+  }
+}
+
+/** What a dead-letter copy needs of the original message, byte for byte. */
+function original(topic: string, message: KafkaMessage): DeadLetterOriginal {
+  const headers: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    if (value === undefined) continue;
+    headers[name] = (Array.isArray(value) ? value : [value]).map((v) => Buffer.from(v).toString('base64'));
+  }
+  return { topic, key: message.key ?? null, value: message.value ?? null, headers };
 }
 
 /**
+ * How often the group hears from us while a chunk waits (on a slow or unreachable database, a
+ * busy Temporal): kafkajs sends a heartbeat at most once per heartbeatInterval however often we
+ * call, so this only needs to be finer than that interval.
+ */
+const KEEPALIVE_HEARTBEAT_MS = 1_000;
+
+/**
  * Retries transient failures (Temporal or PostgreSQL unreachable) for as long as we own the
- * partition, heartbeating so the group does not evict us meanwhile. Returns undefined when we
- * stopped owning it; the work is then redone by the next owner.
+ * partition. Heartbeats the whole time — while an attempt is pending too, not only between
+ * attempts: one attempt can wait far longer than the session timeout (an apply workflow retrying
+ * through a PostgreSQL outage), and a member that falls silent is evicted and its partitions
+ * rebalanced, again and again for as long as the outage lasts. Returns undefined when we stopped
+ * owning the partition; the work is then redone by the next owner.
  */
 async function untilDone<T>(logger: Logger, heartbeat: () => Promise<void>, stillOurs: () => boolean, work: () => Promise<T>): Promise<T | undefined> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await work();
-    } catch (err) {
-      logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
-      await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
-      await heartbeat().catch(() => undefined);
-      if (!stillOurs()) return undefined;
+  const keepalive = setInterval(() => void heartbeat().catch(() => undefined), KEEPALIVE_HEARTBEAT_MS);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work();
+      } catch (err) {
+        logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
+        await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
+        if (!stillOurs()) return undefined;
+      }
     }
+  } finally {
+    clearInterval(keepalive);
   }
 }

@@ -10,10 +10,17 @@ export interface ParkedEventRow {
   reason: string;
   raw_value: string | null;
   parked_at: Date;
+  /** Whether `inbox redrive` can apply it (a handler's refusal, holding the event). */
+  redrivable: boolean;
+  redriven_at: Date | null;
+  /** The dead-letter copy: pending (not written yet, retried), sent, failed (given up, see error); null when none is owed. */
+  dead_letter_state: 'pending' | 'sent' | 'failed' | null;
+  dead_letter_error: string | null;
 }
 
 export const LIST_PARKED_EVENTS_SQL = `
-SELECT id::text, consumer, topic, kafka_partition, kafka_offset::text, event_id, reason, raw_value, parked_at
+SELECT id::text, consumer, topic, kafka_partition, kafka_offset::text, event_id, reason, raw_value, parked_at,
+       event_type IS NOT NULL AS redrivable, redriven_at, dead_letter_state, dead_letter_error
 FROM inbox_parked_events
 WHERE ($1::text IS NULL OR consumer = $1)
 ORDER BY id DESC

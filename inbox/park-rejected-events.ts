@@ -14,13 +14,17 @@ export interface RejectedEvent {
   /** For a conflicting duplicate: the applied version (when it was in hand) and its payload hash. */
   appliedValue?: string;
   appliedPayloadHash?: string;
+  /** For a handler's refusal: the event as the handler saw it, kept so that a redrive can apply it later. */
+  event?: { eventType: string; data: unknown; payloadHash: string };
 }
 
 export const PARK_REJECTED_EVENTS_SQL = `
-INSERT INTO inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, raw_value, applied_value, applied_payload_hash)
-SELECT $1, t.topic, t.kafka_partition, t.kafka_offset, t.event_id, t.reason, t.raw_value, t.applied_value, t.applied_payload_hash
-FROM unnest($2::text[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-     AS t(topic, kafka_partition, kafka_offset, event_id, reason, raw_value, applied_value, applied_payload_hash)
+INSERT INTO inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, raw_value, applied_value, applied_payload_hash,
+                                 event_type, event_data, payload_hash)
+SELECT $1, t.topic, t.kafka_partition, t.kafka_offset, t.event_id, t.reason, t.raw_value, t.applied_value, t.applied_payload_hash,
+       t.event_type, t.event_data, t.payload_hash
+FROM unnest($2::text[], $3::int[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::jsonb[], $12::text[])
+     AS t(topic, kafka_partition, kafka_offset, event_id, reason, raw_value, applied_value, applied_payload_hash, event_type, event_data, payload_hash)
 ON CONFLICT (consumer, topic, kafka_partition, kafka_offset) DO NOTHING`;
 
 export async function parkRejectedEvents(db: SqlExecutor, consumer: string, events: RejectedEvent[]): Promise<number> {
@@ -35,6 +39,9 @@ export async function parkRejectedEvents(db: SqlExecutor, consumer: string, even
     events.map((e) => storableText(e.rawValue)),
     events.map((e) => (e.appliedValue === undefined ? null : storableText(e.appliedValue))),
     events.map((e) => e.appliedPayloadHash ?? null),
+    events.map((e) => e.event?.eventType ?? null),
+    events.map((e) => (e.event ? JSON.stringify(e.event.data ?? null) : null)),
+    events.map((e) => e.event?.payloadHash ?? null),
   ]);
   return result.rowCount ?? 0;
 }

@@ -22,8 +22,8 @@ export const retentionLastSuccess = new Gauge({
 });
 
 /** One finished retention step: its rows deleted and its duration. */
-export function recordRetentionStep(step: 'sweep_outbox' | 'prune_inbox', table: string, deleted: number, ms: number): void {
-  retentionRowsDeleted.inc({ table }, deleted);
+export function recordRetentionStep(step: 'sweep_outbox' | 'prune_inbox' | 'prune_parked', deletedByTable: Record<string, number>, ms: number): void {
+  for (const [table, deleted] of Object.entries(deletedByTable)) retentionRowsDeleted.inc({ table }, deleted);
   retentionRunDuration.observe({ step }, ms / 1000);
   retentionLastSuccess.set({ step }, Date.now() / 1000);
 }

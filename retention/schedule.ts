@@ -13,6 +13,7 @@ export function retentionInput(config: Config): Required<RetentionInput> {
     batchPauseMs: config.retention.batchPauseMs,
     timeBudgetMs: config.retention.timeBudgetMs,
     inboxHorizonMs: config.inbox.retentionMs,
+    parkedHorizonMs: config.retention.parkedRetentionMs,
   };
 }
 

@@ -48,7 +48,10 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
   await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = withDatabase(serverUrl, name);
   if (opts.migrated !== false) await migrate(url);
-  const pool = createPool(url, { max: 20 });
+  // No statement timeout for this pool: tests and benchmarks seed in single statements (2,000
+  // rows of up to 900 kB, a 200,000-row scene, millions of rows) that may run long on a busy
+  // machine. Workers keep theirs.
+  const pool = createPool(url, { max: 20, statement_timeout: 0 });
   return {
     name,
     url,

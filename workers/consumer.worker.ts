@@ -5,11 +5,14 @@ import { createInboxActivities } from '../activities/inbox';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
-import { createPool } from '../db/pool';
+import { createPool, databaseTimeouts } from '../db/pool';
 import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
+import { startDeadLetterSweep } from '../inbox/dead-letter-sweep';
+import type { DeadLetterTarget } from '../inbox/deliver-dead-letters';
 import { EventCoalescer } from '../inbox/event-coalescer';
 import { HandlerRegistry, type AnyEventHandler } from '../inbox/handler';
 import { createKafka } from '../kafka/client';
+import { createDeadLetterProducer } from '../kafka/dead-letter-producer';
 import { assertRedeliveryHorizon, watchRedeliveryHorizon, type RedeliveryHorizonError } from '../kafka/guard-redelivery-horizon';
 import { ensureTopics, topicsForEventTypes } from '../kafka/topics';
 import { exampleHandlers } from './example-handlers';
@@ -45,11 +48,12 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   const observability = await startWorkerObservability(config, 'consumer', logger, { spanProcessor: options.spanProcessor });
   const partitions = config.kafka.partitions;
   // Every partition this process owns may have a batch in flight at once.
-  const pool = createPool(config.database.workerUrls.consumer, { max: Math.min(20, partitions + 4) });
+  const pool = createPool(config.database.workerUrls.consumer, { max: Math.min(20, partitions + 4), ...databaseTimeouts(config) });
   const kafka = createKafka(config, `credit-consumer-${process.pid}`);
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;
   let stopWatching: (() => void) | undefined;
+  let stopDeadLetterSweep: (() => void) | undefined;
   const samplers = config.metrics.portBase !== undefined ? startConsumerSamplers(pool, config, logger) : undefined;
   await ensureTopics(kafka, config);
   // The inbox forgets ids after INBOX_RETENTION_MS: refuse to consume a topic that can redeliver
@@ -74,9 +78,12 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     // The client shares the worker's native connection, which is what lets the server hand a
     // new workflow's first task straight back to this worker (eager start): one round trip less.
     const client = new Client({ connection, namespace: config.temporal.namespace, interceptors: observability.tracing.clientInterceptors });
+    let deadLetter: DeadLetterTarget | undefined;
     if (config.consumer.deadLetter) {
-      producer = kafka.producer();
+      producer = createDeadLetterProducer(kafka);
       await producer.connect();
+      deadLetter = { producer, topic: config.kafka.deadLetterTopic, retryMs: config.consumer.deadLetterRetryMs, maxAttempts: config.consumer.deadLetterMaxAttempts };
+      stopDeadLetterSweep = startDeadLetterSweep(pool, deadLetter, config.consumer.inboxName, logger);
     }
     consumer = kafka.consumer({
       groupId: config.kafka.consumerGroup,
@@ -119,7 +126,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
         coalescer,
         handlers,
         unknownEventTypes: config.consumer.unknownEventTypes,
-        deadLetter: producer ? { producer, topic: config.kafka.deadLetterTopic } : undefined,
+        deadLetter,
         logger,
         inboxName: config.consumer.inboxName,
         batchSize: config.consumer.batchSize,
@@ -163,6 +170,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     throw err;
   } finally {
     stopWatching?.();
+    stopDeadLetterSweep?.();
     samplers?.stop();
     await observability.close();
     await consumer?.disconnect().catch(() => undefined);

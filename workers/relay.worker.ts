@@ -5,7 +5,7 @@ import { PendingListener, type RelayActivities } from '../activities/relay';
 import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
-import { createPool } from '../db/pool';
+import { createPool, databaseTimeouts } from '../db/pool';
 import { createKafka } from '../kafka/client';
 import { createRelayProducer } from '../kafka/relay-producer';
 import { ensureTopics, eventTopics } from '../kafka/topics';
@@ -38,7 +38,7 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
   const observability = await startWorkerObservability(config, 'relay', logger, { spanProcessor: options.spanProcessor });
-  const pool = createPool(config.database.workerUrls.relay, { max: 10 });
+  const pool = createPool(config.database.workerUrls.relay, { max: 10, ...databaseTimeouts(config) });
   const listener = new PendingListener(config.database.workerUrls.relay);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
   // Not idempotent, and no retries inside kafkajs: kafka/relay-producer.ts says why.

@@ -2,7 +2,7 @@ import { createAuditActivities } from '../activities/audit';
 import { createRetentionActivities } from '../activities/retention';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
-import { createPool } from '../db/pool';
+import { createPool, databaseTimeouts } from '../db/pool';
 import { startWorkerObservability } from '../observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
@@ -18,7 +18,14 @@ export async function runRetentionWorker(config: Config): Promise<void> {
   const logger = createLogger('retention-worker', config.logLevel);
   const observability = await startWorkerObservability(config, 'retention', logger);
   // Two connections: one for the running batch, one for the catalog and probe queries beside it.
-  const pool = createPool(config.database.workerUrls.retention, { max: 2, application_name: 'outbox-retention' });
+  const pool = createPool(config.database.workerUrls.retention, {
+    max: 2,
+    application_name: 'outbox-retention',
+    ...databaseTimeouts(config),
+    // Delete batches, table sizes and the audit's window queries scan far more than a hot-path
+    // statement: RETENTION_STATEMENT_TIMEOUT_MS, not the general one.
+    statement_timeout: config.retention.statementTimeoutMs,
+  });
   try {
     const { worker, connection } = await createTemporalWorker(config, {
       taskQueue: config.retention.taskQueue,

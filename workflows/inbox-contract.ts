@@ -55,3 +55,34 @@ export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow' satisfies keyof typeo
 export type ApplyCreditWorkflow = typeof consumerWorkerWorkflows.applyCreditWorkflow;
 /** The seed's one-event-per-workflow path (test/integration/inbox-seed). */
 export const APPLY_CREDIT_WORKFLOW = 'applyCreditWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
+
+export type RedriveParkedEventsWorkflow = typeof consumerWorkerWorkflows.redriveParkedEventsWorkflow;
+/** Redrives parked events of one consumer (`outbox inbox redrive`); runs on the consumer's task queue. */
+export const REDRIVE_PARKED_EVENTS_WORKFLOW = 'redriveParkedEventsWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
+
+export interface RedriveRequest {
+  consumer: string;
+  /** Parked row ids; absent = every parked row of the consumer not yet redriven. */
+  ids?: string[];
+}
+
+/** One page of a redrive, as the activity takes it. */
+export interface RedriveInput extends RedriveRequest {
+  /** Only rows with a larger id (paging); absent = from the start. */
+  afterId?: string;
+  limit: number;
+}
+
+export interface RedriveResult {
+  /** Parked rows whose event is now applied (by this redrive, or found already applied). */
+  redriven: string[];
+  /** Parked rows the handler refused again (the cause is not fixed yet); still parked. */
+  stillParked: string[];
+  /** Parked rows that hold no event to apply, with why. */
+  notRedrivable: { id: string; why: string }[];
+  /** Events applied now, and events the inbox already held (credited before: not again). */
+  applied: number;
+  duplicates: number;
+  /** The last row id of this page; absent when the page was empty. */
+  lastId?: string;
+}

@@ -4,6 +4,7 @@ import type { AuditActivities } from '../activities/audit';
 import { driftCounts, findingKeys, hasDrift, reportMarkdown } from '../audit/report';
 import { AUDIT_FAILURES, type AuditInput, type AuditReport } from './reconciliation-contract';
 import { SEARCH_ATTRIBUTES } from '../config/constants';
+import { PROGRAMMING_ERRORS } from './programming-errors';
 
 /**
  * Read-only queries over one window of events (a table read of the outbox and index lookups in
@@ -12,7 +13,7 @@ import { SEARCH_ATTRIBUTES } from '../config/constants';
  */
 const auditQuery = {
   startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [AUDIT_FAILURES.invalidInput] },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [AUDIT_FAILURES.invalidInput, ...PROGRAMMING_ERRORS] },
 } satisfies ActivityOptions;
 
 const { planAudit, checkOutboxWindow, checkConsumer, checkBalances } = proxyActivities<AuditActivities>(auditQuery);

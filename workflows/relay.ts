@@ -20,6 +20,7 @@ import { ActivityFailure, ApplicationFailure, defineSearchAttributeKey, SearchAt
 import type { RelayActivities } from '../activities/relay';
 import { SEARCH_ATTRIBUTES } from '../config/constants';
 import { RELAY_WORKFLOW_TASK_TIMEOUT } from './relay-timeouts';
+import { PROGRAMMING_ERRORS } from './programming-errors';
 import { pauseSignal, redriveUpdate, resumeSignal, type PauseState } from './relay-operator';
 import { RELAY_FAILURES, RELAY_SESSIONS_PATCH, statusQuery, stopSignal, type RelayActivityMode, type RelayShardInput } from './relay-contract';
 import { EMPTY_COUNTERS, statusMarkdown, type RelayCounters, type RelayStatus } from './relay-status';
@@ -37,6 +38,13 @@ import { EMPTY_COUNTERS, statusMarkdown, type RelayCounters, type RelayStatus } 
 // 5 s): the worker heartbeats the task while it runs, recording the markers so far each time. Retries whose backoff stays under localRetryThreshold are
 // slept inside the worker; longer ones become a durable workflow timer, so a long PostgreSQL
 // or Kafka outage does not hold a workflow task open. Every policy retries forever, as below.
+//
+// Forever includes errors named like programming errors (TypeError, ...), unlike the bounded
+// activities elsewhere (workflows/programming-errors.ts): kafkajs and pg raise TypeErrors of
+// their own on connection churn (a broker or server restarting mid-request), and a perpetual
+// shard ended by one would stop publishing its keys until someone restarts it. A real bug shows
+// instead as the shard's pending activity with its attempt count and last failure in the UI,
+// and as `doctor`'s oldest-pending-age failure.
 
 // Reads only (layout check, poll, sometimes a capped count): well under a second. PostgreSQL
 // down must not end a perpetual relay; a layout mismatch is an operator error, not retried.
@@ -154,7 +162,7 @@ const sessionBackoffMs = (streak: number) => Math.min(30_000, 1_000 * 2 ** Math.
 // retries cover a PostgreSQL restart; the operator sees a failure rather than a hang.
 const redriveActivity = {
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5 },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [...PROGRAMMING_ERRORS] },
 } satisfies ActivityOptions;
 const { redriveParked } = proxyActivities<RelayActivities>(redriveActivity);
 

@@ -2,8 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { applyCredit, type ApplyCreditResult, type CreditEvent } from '../../inbox/apply-credit';
 import { applyEvents, MissingHandlerError } from '../../inbox/apply-events';
+import { inTransaction } from '../../db/pool';
+import { redriveParkedEvents } from '../../inbox/redrive-parked-events';
 import type { HandlerRegistry } from '../../inbox/handler';
-import { INBOX_FAILURES, type EventBatch, type EventBatchResult } from '../../workflows/inbox-contract';
+import { INBOX_FAILURES, type EventBatch, type EventBatchResult, type RedriveInput, type RedriveResult } from '../../workflows/inbox-contract';
 import { recordHandlerCall } from '../../observability/consumer-metrics';
 
 export type { ApplyCreditResult, CreditEvent, EventBatch, EventBatchResult };
@@ -35,6 +37,16 @@ export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers
         // Refused and conflicting events are parked by this call (a retry may count them again).
         recordHandlerCall(batch.consumer, n, { appliedByType, duplicates: result.duplicates, newlyParked: result.rejected + result.conflicts }, performance.now() - started);
         return result;
+      } catch (err) {
+        if (err instanceof MissingHandlerError) throw ApplicationFailure.create({ type: INBOX_FAILURES.noHandler, nonRetryable: true, message: err.message });
+        throw err;
+      }
+    },
+
+    /** One page of a redrive of parked events: locked, applied through the inbox guard, marked, in one transaction. */
+    async redriveParkedEvents(input: RedriveInput): Promise<RedriveResult> {
+      try {
+        return await inTransaction(pool, (tx) => redriveParkedEvents(tx, handlers, input));
       } catch (err) {
         if (err instanceof MissingHandlerError) throw ApplicationFailure.create({ type: INBOX_FAILURES.noHandler, nonRetryable: true, message: err.message });
         throw err;

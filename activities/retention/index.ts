@@ -2,6 +2,7 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import type { Config } from '../../config/env';
 import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
+import { pruneParkedRows } from '../../retention/prune-parked-rows';
 import { recordRetentionStep } from '../../observability/retention-metrics';
 import { databaseTimeAgo } from '../../retention/database-clock';
 import { planOutboxWalk } from '../../retention/plan-outbox-walk';
@@ -11,6 +12,8 @@ import { RETENTION_FAILURES } from '../../workflows/retention-contract';
 import type {
   PruneInboxInput,
   PruneInboxResult,
+  PruneParkedInput,
+  PruneParkedResult,
   RetentionInput,
   RetentionPlan,
   RetentionSettings,
@@ -91,7 +94,7 @@ export function createRetentionActivities({ pool, config }: RetentionActivityDep
         resumed ?? {},
       ).finally(() => clearInterval(keepalive));
       const ms = Math.round(performance.now() - started);
-      recordRetentionStep('sweep_outbox', 'outbox_events', result.deleted, ms);
+      recordRetentionStep('sweep_outbox', { outbox_events: result.deleted }, ms);
       log.info('retention sweep finished', { ...result, ms, rowsPerSecond: ms > 0 ? Math.round((result.deleted / ms) * 1000) : undefined });
       return {
         ...result,
@@ -112,8 +115,20 @@ export function createRetentionActivities({ pool, config }: RetentionActivityDep
       const keepalive = setInterval(() => ctx.heartbeat(), KEEPALIVE_HEARTBEAT_MS);
       const result = await pruneProcessedEvents(pool, { horizonMs: input.horizonMs, batchSize: input.batchSize, timeBudgetMs }).finally(() => clearInterval(keepalive));
       const ms = Math.round(performance.now() - started);
-      recordRetentionStep('prune_inbox', 'inbox_processed_events', result.deleted, ms);
+      recordRetentionStep('prune_inbox', { inbox_processed_events: result.deleted }, ms);
       log.info('inbox pruned', { ...result, ms });
+      return { ...result, ms };
+    },
+
+    /** Deletes parked inbox events and parked outbox rows older than the parked-rows horizon. */
+    async pruneParked(input: PruneParkedInput): Promise<PruneParkedResult> {
+      const ctx = Context.current();
+      const started = performance.now();
+      const keepalive = setInterval(() => ctx.heartbeat(), KEEPALIVE_HEARTBEAT_MS);
+      const result = await pruneParkedRows(pool, input).finally(() => clearInterval(keepalive));
+      const ms = Math.round(performance.now() - started);
+      recordRetentionStep('prune_parked', { inbox_parked_events: result.inboxDeleted, outbox_events: result.outboxDeleted }, ms);
+      log.info('parked rows pruned', { ...result, ms });
       return { ...result, ms };
     },
 
@@ -130,6 +145,7 @@ function settle(input: RetentionInput, config: Config): RetentionSettings {
     batchPauseMs: input.batchPauseMs ?? config.retention.batchPauseMs,
     timeBudgetMs: input.timeBudgetMs ?? config.retention.timeBudgetMs,
     inboxHorizonMs: input.inboxHorizonMs ?? config.inbox.retentionMs,
+    parkedHorizonMs: input.parkedHorizonMs ?? config.retention.parkedRetentionMs,
   };
   const { batchPauseMs, ...positive } = settings;
   const problems = Object.entries(positive)

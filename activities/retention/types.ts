@@ -11,6 +11,8 @@ export interface RetentionInput {
   timeBudgetMs?: number;
   /** Processed inbox ids older than this are forgotten. Missing: INBOX_RETENTION_MS. */
   inboxHorizonMs?: number;
+  /** Parked rows (inbox and outbox) parked longer ago than this are deleted. Missing: PARKED_RETENTION_MS. */
+  parkedHorizonMs?: number;
 }
 
 export interface RetentionSettings {
@@ -19,6 +21,8 @@ export interface RetentionSettings {
   batchPauseMs: number;
   timeBudgetMs: number;
   inboxHorizonMs: number;
+  /** Absent in settings settled before parked rows were pruned (older histories). */
+  parkedHorizonMs?: number;
 }
 
 export interface TableSizes {
@@ -80,10 +84,26 @@ export interface PruneInboxResult {
   ms: number;
 }
 
+export interface PruneParkedInput {
+  horizonMs: number;
+  batchSize: number;
+  deadline: number;
+}
+
+export interface PruneParkedResult {
+  cutoff: string;
+  inboxDeleted: number;
+  outboxDeleted: number;
+  complete: boolean;
+  ms: number;
+}
+
 export interface RetentionReport {
   settings: RetentionSettings;
   outbox: { cutoff: string; deleted: number; batches: number; complete: boolean; resumedFromId?: number; resumedWith?: { deleted: number; batches: number }; attempts: number };
   inbox: { cutoff: string; deleted: number; batches: number; complete: boolean };
+  /** Parked rows deleted (absent from runs of workflow code older than this step). */
+  parked?: { cutoff: string; inboxDeleted: number; outboxDeleted: number; complete: boolean };
   rowsDeleted: number;
   batches: number;
   stoppedBy: 'done' | 'time-budget' | 'cancelled';

@@ -1,11 +1,11 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
+import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
 import { loadConfig, type Config } from '../../config/env';
 import { driftLines, lastAuditRun } from '../../audit/last-run';
 import { auditInput, ensureAuditSchedule } from '../../audit/schedule';
 import { triggerAuditRun } from '../../audit/trigger-run';
 import type { AuditReport } from '../../audit/types';
-import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 export function registerAuditCommands(program: Command) {
   const audit = program.command('audit').description('the scheduled reconciliation audit: every published event applied exactly once, balances add up');
@@ -33,7 +33,9 @@ export function registerAuditCommands(program: Command) {
         const { workflowId, report } = await triggerAuditRun(client, config.audit.scheduleId);
         print(report, workflowId, o.json);
         if (report.drift) process.exitCode = 1;
-      });
+        // Waits for the run itself, whose window queries may each take up to the retention
+        // worker's statement timeout: a deadline that long on top of the usual one.
+      }, config.temporal.callTimeoutMs + config.retention.statementTimeoutMs);
     });
 
   audit
@@ -65,10 +67,11 @@ function print(r: AuditReport, workflowId: string, json?: boolean) {
   console.log(lines.length ? `DRIFT:\n${lines.map((l) => `  - ${l}`).join('\n')}` : 'no drift');
 }
 
-async function withClient(config: Config, work: (client: Client) => Promise<void>) {
-  const connection = await Connection.connect(temporalConnectionOptions(config));
+/** A client with a connect timeout; its calls end by TEMPORAL_CALL_TIMEOUT_MS (or `timeoutMs`). */
+async function withClient(config: Config, work: (client: Client) => Promise<void>, timeoutMs = config.temporal.callTimeoutMs) {
+  const { connection, client } = await connectTemporalClient(config);
   try {
-    await work(new Client({ connection, namespace: config.temporal.namespace }));
+    await withCallDeadline(connection, config, () => work(client), timeoutMs);
   } finally {
     await connection.close();
   }

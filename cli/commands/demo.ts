@@ -66,7 +66,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     });
     for (const w of workers) say(`${w.name} started (pid ${w.process.pid}, log ${w.logFile})`);
 
-    const connection = await Connection.connect(temporalConnectionOptions(config));
+    const connection = await Connection.connect(temporalConnectionOptions(config, { connectTimeout: config.temporal.connectTimeoutMs }));
     const client = new Client({ connection, namespace: config.temporal.namespace });
     await waitForPollers(client, [config.relay.taskQueue ?? TASK_QUEUES.relay, config.consumer.taskQueue ?? TASK_QUEUES.consumer, config.retention.taskQueue]);
     say('all three workers are polling Temporal');

@@ -1,11 +1,12 @@
-import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/env';
 import { createPool } from '../../db/pool';
 import { findEventWorkflows } from '../../inbox/find-event-workflows';
 import { listParkedEvents } from '../../inbox/list-parked-events';
 import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
-import { temporalConnectionOptions } from '../../temporal/connection-options';
+import { TASK_QUEUES } from '../../config/constants';
+import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
+import { REDRIVE_PARKED_EVENTS_WORKFLOW, type RedriveParkedEventsWorkflow, type RedriveResult } from '../../workflows/inbox-contract';
 
 export function registerInboxCommands(program: Command) {
   const inbox = program.command('inbox').description('the consumer side: parked events and processed-id retention');
@@ -31,7 +32,11 @@ export function registerInboxCommands(program: Command) {
         for (const r of rows) {
           const where = `${r.topic}/${r.kafka_partition}@${r.kafka_offset}`;
           const value = r.raw_value === null ? '(no value)' : JSON.stringify(r.raw_value.length > 120 ? `${r.raw_value.slice(0, 117)}...` : r.raw_value);
-          console.log(`${r.parked_at.toISOString()}  ${where}  event=${r.event_id ?? '-'}  reason: ${r.reason}\n    value: ${value}`);
+          const state = [
+            r.redriven_at ? `redriven ${r.redriven_at.toISOString()}` : r.redrivable ? 'redrivable' : undefined,
+            r.dead_letter_state ? `dead letter ${r.dead_letter_state}${r.dead_letter_error && r.dead_letter_state !== 'sent' ? ` (${r.dead_letter_error})` : ''}` : undefined,
+          ].filter(Boolean);
+          console.log(`#${r.id} ${r.parked_at.toISOString()}  ${where}  event=${r.event_id ?? '-'}  reason: ${r.reason}${state.length > 0 ? `\n    ${state.join('; ')}` : ''}\n    value: ${value}`);
         }
         console.log(`${rows.length} parked event(s) shown`);
       } finally {
@@ -46,9 +51,9 @@ export function registerInboxCommands(program: Command) {
     .action(async (opts: { eventId: string }) => {
       const config = loadConfig();
       const pool = createPool(config.database.url, { max: 1 });
-      const connection = await Connection.connect(temporalConnectionOptions(config));
+      const { connection, client } = await connectTemporalClient(config);
       try {
-        const found = await findEventWorkflows(pool, new Client({ connection, namespace: config.temporal.namespace }), opts.eventId);
+        const found = await withCallDeadline(connection, config, () => findEventWorkflows(pool, client, opts.eventId));
         if (found.length === 0) {
           console.log(`event ${opts.eventId} has no applied credit (not applied, parked: npm run outbox -- inbox parked, or applied before the credit ledger existed)`);
           process.exitCode = 1;
@@ -64,6 +69,46 @@ export function registerInboxCommands(program: Command) {
       } finally {
         await connection.close();
         await pool.end();
+      }
+    });
+
+  inbox
+    .command('redrive')
+    .description('apply parked events again once their cause is fixed (e.g. the missing account now exists): through the inbox, so each is credited once however often redriven')
+    .option('--id <ids...>', 'parked row ids (the first column of `inbox parked --json`: id)')
+    .option('--all', 'every parked event of the consumer not yet redriven')
+    .option('--consumer <name>', 'the inbox consumer (default: INBOX_CONSUMER)')
+    .action(async (opts: { id?: string[]; all?: boolean; consumer?: string }) => {
+      if (!opts.all === !opts.id) throw new Error('give --id <ids...> or --all');
+      const ids = opts.id?.map((id) => {
+        if (!/^[1-9][0-9]{0,18}$/.test(id)) throw new Error(`--id ${JSON.stringify(id)} is not a parked row id`);
+        return id;
+      });
+      const config = loadConfig();
+      const consumer = opts.consumer ?? config.consumer.inboxName;
+      const taskQueue = config.consumer.taskQueue ?? TASK_QUEUES.consumer;
+      const { connection, client } = await connectTemporalClient(config);
+      const workflowId = `inbox-redrive-${consumer}-${Date.now()}`;
+      try {
+        // The consumer worker runs the redrive with its own handlers; without one polling the
+        // queue, the deadline ends the wait (the workflow stays queued until a worker comes).
+        const result: RedriveResult = await withCallDeadline(connection, config, () =>
+          client.workflow.execute<RedriveParkedEventsWorkflow>(REDRIVE_PARKED_EVENTS_WORKFLOW, { taskQueue, workflowId, args: [{ consumer, ids }] }),
+        ).catch((err: Error) => {
+          throw new Error(`redrive ${workflowId} on task queue ${taskQueue} did not finish within ${config.temporal.callTimeoutMs} ms (is a consumer worker running?): ${err.message}`);
+        });
+        console.log(`redrive ${workflowId}: ${result.redriven.length} parked event(s) applied (${result.applied} credited now, ${result.duplicates} already applied before)`);
+        if (result.redriven.length > 0) console.log(`  redriven: ${result.redriven.join(', ')}`);
+        if (result.stillParked.length > 0) console.log(`  refused again, still parked (cause not fixed?): ${result.stillParked.join(', ')}`);
+        for (const n of result.notRedrivable) console.log(`  not redrivable: ${n.id}: ${n.why}`);
+        if (ids) {
+          const found = new Set([...result.redriven, ...result.stillParked, ...result.notRedrivable.map((n) => n.id)]);
+          const missing = ids.filter((id) => !found.has(id));
+          if (missing.length > 0) console.log(`  not parked for ${consumer}, or already redriven: ${missing.join(', ')}`);
+        }
+        if (result.stillParked.length > 0 || result.notRedrivable.length > 0) process.exitCode = 1;
+      } finally {
+        await connection.close();
       }
     });
 

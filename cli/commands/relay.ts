@@ -1,21 +1,21 @@
-import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { TASK_QUEUES } from '../../config/constants';
 import { loadConfig, type Config } from '../../config/env';
-import { createPool } from '../../db/pool';
+import { createPool, databaseTimeouts } from '../../db/pool';
 import { listParked } from '../../outbox/queries/parked-rows';
 import { readLayout } from '../../outbox/queries/relay-layout';
 import { relayStatuses, reshardRelays, restartShards, startRelays, stopRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
+import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
 import { pauseShards, redriveThroughShards, resumeShards } from '../../outbox/relay-operator-control';
-import { temporalConnectionOptions } from '../../temporal/connection-options';
 
-/** Runs `work` with a Temporal client and a small pool, closing both. */
+/** Runs `work` with a Temporal client and a small pool, closing both; its Temporal calls end by TEMPORAL_CALL_TIMEOUT_MS. */
 async function withControl<T>(config: Config, batchSize: number, work: (opts: RelayControlOptions) => Promise<T>): Promise<T> {
-  const connection = await Connection.connect(temporalConnectionOptions(config));
-  const pool = createPool(config.database.url, { max: 2 });
+  const { connection, client } = await connectTemporalClient(config);
+  const pool = createPool(config.database.url, { max: 2, ...databaseTimeouts(config) });
   try {
-    const client = new Client({ connection, namespace: config.temporal.namespace });
-    return await work({ client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize, workflowId: config.relay.workflowId });
+    return await withCallDeadline(connection, config, () =>
+      work({ client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize, workflowId: config.relay.workflowId }),
+    );
   } finally {
     await pool.end();
     await connection.close();

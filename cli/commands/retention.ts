@@ -1,8 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
+import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
 import { loadConfig, type Config } from '../../config/env';
 import { ensureRetentionSchedule, retentionInput } from '../../retention/schedule';
-import { temporalConnectionOptions } from '../../temporal/connection-options';
 
 export function registerRetentionCommands(program: Command) {
   const retention = program.command('retention').description('the retention schedule that keeps the outbox and inbox small');
@@ -32,10 +32,11 @@ export function registerRetentionCommands(program: Command) {
     });
 }
 
-async function withClient(config: Config, work: (client: Client) => Promise<void>) {
-  const connection = await Connection.connect(temporalConnectionOptions(config));
+/** A client with a connect timeout; its calls end by TEMPORAL_CALL_TIMEOUT_MS (or `timeoutMs`). */
+async function withClient(config: Config, work: (client: Client) => Promise<void>, timeoutMs = config.temporal.callTimeoutMs) {
+  const { connection, client } = await connectTemporalClient(config);
   try {
-    await work(new Client({ connection, namespace: config.temporal.namespace }));
+    await withCallDeadline(connection, config, () => work(client), timeoutMs);
   } finally {
     await connection.close();
   }

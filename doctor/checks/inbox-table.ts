@@ -3,7 +3,7 @@ import { age, bytes, count } from '../format-values';
 import { result, type Check, type Problem } from '../types';
 
 export const INBOX_OLDEST_SQL = `SELECT extract(epoch FROM now() - min(processed_at)) * 1000 AS oldest_ms FROM inbox_processed_events`;
-export const INBOX_PARKED_SQL = `SELECT count(*) AS parked FROM inbox_parked_events`;
+export const INBOX_PARKED_SQL = `SELECT count(*) AS parked FROM inbox_parked_events WHERE redriven_at IS NULL`;
 
 /**
  * The inbox's size and health. Its ids must outlive every possible redelivery (the horizon), and
@@ -33,7 +33,7 @@ export const inboxTableCheck: Check = async ({ db, config }) => {
     problems.push({
       severity: 'warn',
       message: `${count(parked)} consumed events are parked (could not be applied); they wait for a person`,
-      fix: 'SELECT consumer, event_id, reason, parked_at FROM inbox_parked_events ORDER BY id DESC LIMIT 20;  -- then fix the cause and replay',
+      fix: 'npm run outbox -- inbox parked (reasons); fix the cause, then npm run outbox -- inbox redrive --id N (or --all)',
     });
   }
   if (stats.deadTuples > 100_000 && stats.deadTuples > stats.liveTuples) {
