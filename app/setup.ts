@@ -15,7 +15,7 @@ export async function setUp(config: Config): Promise<{ migrations: string[]; top
   const kafka = createKafka(config, 'outbox-setup');
   const topics = await ensureTopics(kafka, config);
   // An existing topic may keep messages longer than the inbox remembers them: bring it in line.
-  const topicRetention = describeReconciliation(await reconcileTopicRetention(kafka, config));
+  const topicRetention = (await reconcileTopicRetention(kafka, config)).map(describeReconciliation).join('; ');
   const { connection } = await connectTemporalClient(config);
   try {
     const searchAttributes = await withCallDeadline(connection, config, () => ensureSearchAttributes(connection, config.temporal.namespace));

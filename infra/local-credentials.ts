@@ -58,6 +58,10 @@ function storedPassword(cacheDir: string, user: string): string {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
+  // Only the credentials folder is private: a recursive mkdir would give its mode to every
+  // parent it creates too (the cache folder itself), and the PostgreSQL service account must
+  // still reach its data folder beside it.
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   try {
     // 'wx': when two processes race to create it, one writes and both read the same password.

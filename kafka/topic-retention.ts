@@ -56,9 +56,9 @@ export function judgeRedeliveryHorizon(retention: TopicRetention, limits: { inbo
   return { safe: true, marginMs: limits.inboxRetentionMs - needed };
 }
 
-/** Reads the events topic's retention and judges it against the configured inbox horizon. */
-export async function checkTopicRedeliveryHorizon(admin: Admin, config: Config): Promise<{ retention: TopicRetention; verdict: HorizonVerdict }> {
-  const retention = await readTopicRetention(admin, config.kafka.topic);
+/** Reads an events topic's retention (the default topic unless named) and judges it against the configured inbox horizon. */
+export async function checkTopicRedeliveryHorizon(admin: Admin, config: Config, topic = config.kafka.topic): Promise<{ retention: TopicRetention; verdict: HorizonVerdict }> {
+  const retention = await readTopicRetention(admin, topic);
   return { retention, verdict: judgeRedeliveryHorizon(retention, { inboxRetentionMs: config.inbox.retentionMs, maxConsumerLagMs: config.kafka.maxConsumerLagMs }) };
 }
 

@@ -59,7 +59,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   // The inbox forgets ids after INBOX_RETENTION_MS: refuse to consume a topic that can redeliver
   // for longer (its real retention on the broker, not what the environment says). Checked
   // before anything else starts, so the refusal is immediate and says why.
-  await assertRedeliveryHorizon(kafka, config);
+  await assertRedeliveryHorizon(kafka, config, topics);
   const { worker, connection } = await createTemporalWorker(config, {
     taskQueue,
     workflowsPath: require.resolve('../workflows/inbox'),
@@ -144,7 +144,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     });
 
     let horizonBroken: RedeliveryHorizonError | undefined;
-    stopWatching = watchRedeliveryHorizon(kafka, config, config.kafka.retentionCheckMs, (err) => {
+    stopWatching = watchRedeliveryHorizon(kafka, config, topics, config.kafka.retentionCheckMs, (err) => {
       logger.error({ err: err.message }, 'the topic can now redeliver events the inbox will have forgotten: stopping');
       horizonBroken = err;
       void consumer!.disconnect().finally(stopWorker);

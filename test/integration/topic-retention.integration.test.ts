@@ -96,3 +96,62 @@ describe('redelivery horizon against the topic\'s real retention', function () {
     assert.match(consumer.stderr.join(''), /keeps messages for 1728000000 ms/);
   });
 });
+
+// With routing, a consumer also reads the routed topics of the types it handles: each of them
+// must fit inside the inbox horizon, not only the default topic.
+describe('redelivery horizon of a routed topic', function () {
+  this.timeout(300_000);
+  let db: TestDatabase;
+  let admin: Admin;
+  const defaultTopic = uniqueName('retention-default');
+  const routedTopic = uniqueName('retention-routed');
+  let config: Config;
+  let env: Record<string, string>;
+  const consumers: ConsumerProcess[] = [];
+
+  before(async () => {
+    db = await createTestDatabase();
+    admin = testKafka().admin();
+    await admin.connect();
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        { topic: defaultTopic, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: String(7 * DAY) }] },
+        { topic: routedTopic, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: String(30 * DAY) }] },
+        { topic: `${defaultTopic}.dlq`, numPartitions: 1, replicationFactor: 1 },
+      ],
+    });
+    env = consumerEnv({
+      databaseUrl: db.url,
+      topic: defaultTopic,
+      group: uniqueName('retention-routed-group'),
+      taskQueue: uniqueName('retention-routed-credit'),
+      partitions: 1,
+      extra: { KAFKA_TOPIC_ROUTES: `order_shipped=${routedTopic}`, CONSUMER_HANDLERS: 'payment_confirmed,order_shipped' },
+    });
+    config = loadConfig({ ...process.env, ...env });
+  });
+  after(async () => {
+    for (const c of consumers) await c.stop('SIGKILL');
+    await admin?.deleteTopics({ topics: [defaultTopic, routedTopic, `${defaultTopic}.dlq`] }).catch(() => undefined);
+    await admin?.disconnect();
+    await db?.drop();
+  });
+
+  it('doctor and the consumer refuse the routed topic kept 30 days; setup brings it in line', async () => {
+    const before = (await runChecks({ db: db.pool, config }, [topicRetentionCheck]))[0]!;
+    assert.equal(before.status, 'fail');
+    assert.equal(before.problems.length, 1, 'the default topic (7 days) is fine');
+    assert.match(before.problems[0]!.message, new RegExp(`topic ${routedTopic} keeps messages for ${30 * DAY} ms`));
+
+    const consumer = spawnConsumer(env);
+    consumers.push(consumer);
+    assert.deepEqual(await consumer.exited, { code: 1, signal: null });
+    assert.match(consumer.stderr.join(''), new RegExp(`RedeliveryHorizonError: topic ${routedTopic} keeps messages`));
+
+    const done = await setUp(config);
+    assert.match(done.topicRetention, new RegExp(`topic ${routedTopic} retention changed from ${30 * DAY} ms to ${7 * DAY} ms`));
+    assert.match(done.topicRetention, new RegExp(`topic ${defaultTopic} retention ${7 * DAY} ms, as KAFKA_TOPIC_RETENTION_MS says`));
+    assert.equal((await runChecks({ db: db.pool, config }, [topicRetentionCheck]))[0]!.status, 'ok');
+  });
+});
