@@ -334,7 +334,9 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
         drained = true;
         status.pending = 0;
       }
-      report('running');
+      // A session is already many batches (or 30 s): its end is when the list's counters move.
+      // Counting batches for this, as local mode does, would rarely hit a multiple of 10 here.
+      report('running', true);
     }
     report('stopped', true);
     return counters;

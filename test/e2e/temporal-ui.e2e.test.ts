@@ -149,8 +149,10 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
 
   it("shows a shard's activities and current details on its page", async () => {
     await page.goto(ui(`/workflows/${shardIds[0]}/${await runIdOf(shardIds[0]!)}/history`));
-    // The event history: the relay's local activities are recorded as markers, the idle wait as an activity.
-    await waitForText(/waitForPendingEvents/);
+    // The event history: the shard's placement (a local activity) and its relay sessions on the
+    // placed worker's own task queue (docs/relay.md, "Where shards run").
+    await waitForText(/relayShardSession/);
+    await waitForText(/placeRelayShard/);
     await page.getByRole('tab', { name: /User Metadata/i }).click();
     await waitForText(/Outbox relay — shard 0 of 2/, { refresh: true });
     const body = await text();
