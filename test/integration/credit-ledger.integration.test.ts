@@ -41,13 +41,13 @@ describe('payment credit handler: the credit ledger', () => {
       { id: 'b', account: '2', amount: '20', partition: 1, offset: '6' },
       { id: 'c', account: '99', amount: '30', partition: 1, offset: '7' },
     ]);
-    assert.deepEqual(await applyEvents(db.pool, handlers, batch), { applied: 2, duplicates: 0, rejected: 1, conflicts: 0 });
+    assert.deepEqual(await applyEvents(db.pool, handlers, batch), { applied: 2, appliedByType: { payment_confirmed: 2 }, duplicates: 0, rejected: 1, conflicts: 0 });
     const expected = [
       { event_id: 'a', account_id: '1', amount: '10', kafka_topic: 'ledger.events', kafka_partition: 0, kafka_offset: '5' },
       { event_id: 'b', account_id: '2', amount: '20', kafka_topic: 'ledger.events', kafka_partition: 1, kafka_offset: '6' },
     ];
     assert.deepEqual(await ledger(), expected);
-    assert.deepEqual(await applyEvents(db.pool, handlers, batch), { applied: 0, duplicates: 2, rejected: 1, conflicts: 0 });
+    assert.deepEqual(await applyEvents(db.pool, handlers, batch), { applied: 0, appliedByType: {}, duplicates: 2, rejected: 1, conflicts: 0 });
     assert.deepEqual(await ledger(), expected, 'a redelivery adds no ledger row');
     assert.deepEqual(await drift(), [], 'balance = opening balance + ledgered credits');
   });
@@ -59,7 +59,7 @@ describe('payment credit handler: the credit ledger', () => {
       { id: 'd', account: '1', amount: '5', partition: 2, offset: '40' },
       { id: 'e', account: '3', amount: '100', partition: 2, offset: '41' },
     ]);
-    assert.deepEqual(await applyEvents(db.pool, handlers, batch), { applied: 1, duplicates: 0, rejected: 1, conflicts: 0 });
+    assert.deepEqual(await applyEvents(db.pool, handlers, batch), { applied: 1, appliedByType: { payment_confirmed: 1 }, duplicates: 0, rejected: 1, conflicts: 0 });
     const rows = await ledger();
     assert.deepEqual(rows.find((r) => r.event_id === 'd'), { event_id: 'd', account_id: '1', amount: '5', kafka_topic: 'ledger.events', kafka_partition: 2, kafka_offset: '40' });
     assert.equal(rows.find((r) => r.event_id === 'e'), undefined);

@@ -48,7 +48,7 @@ describe('inbox retention horizon', () => {
         partitions: [0, 0], offsets: ['0', '1'], data: [{ accountId: '1', amount: '10' }, { accountId: '1', amount: '20' }], payloadHashes: ['h-new-1', 'h-old-1'],
       });
       // The kept row has no payload hash (written before hashes existed): a plain duplicate.
-      assert.deepEqual(redelivered, { applied: 1, duplicates: 1, rejected: 0, conflicts: 0 }, 'a kept id still dedupes; a pruned one is new again (why the horizon must outlive redelivery)');
+      assert.deepEqual(redelivered, { applied: 1, appliedByType: { payment_confirmed: 1 }, duplicates: 1, rejected: 0, conflicts: 0 }, 'a kept id still dedupes; a pruned one is new again (why the horizon must outlive redelivery)');
 
       const again = await pruneProcessedEvents(db.pool, { horizonMs: 14 * 24 * 3600_000, batchSize: 1000, timeBudgetMs: 60_000 });
       assert.equal(again.deleted, 0);

@@ -164,7 +164,8 @@ describe('retention schedule', function () {
           await shell('temporal schedule trigger --schedule-id outbox-retention', config, { TEMPORAL_NAMESPACE: namespace });
           return nextRunResult(client, 'outbox-retention', before);
         });
-        assert.deepEqual(report.settings, { windowMs: 86_400_000, batchSize: 10_000, batchPauseMs: 10, timeBudgetMs: 300_000, inboxHorizonMs: 1_209_600_000 });
+        // parkedHorizonMs: not in the documented command, so the workflow's default (30 days).
+        assert.deepEqual(report.settings, { windowMs: 86_400_000, batchSize: 10_000, batchPauseMs: 10, timeBudgetMs: 300_000, inboxHorizonMs: 1_209_600_000, parkedHorizonMs: 2_592_000_000 });
         assert.ok(report.outbox.deleted > 10_000);
         const { rows } = await db.pool.query(`SELECT count(*) FILTER (WHERE published_at IS NULL)::int AS kept, count(*) FILTER (WHERE published_at < $1)::int AS old FROM outbox_events`, [report.outbox.cutoff]);
         assert.deepEqual(rows[0], { kept: 8, old: 0 });
