@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { createRetentionActivities } from '../../activities/retention';
-import { RETENTION_WORKFLOW, type RetentionWorkflow } from '../../workflows/retention-contract';
 import { loadConfig } from '../../config/env';
 import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { testTemporalClient } from '../../testkit/temporal';
+import { runRetentionOnce } from '../../testkit/retention-run';
 
 const DAY = 86_400_000;
 
@@ -52,31 +48,10 @@ describe('retention: parked rows are pruned after the parked-rows horizon', func
     assert.deepEqual(await inboxLeft(), ['inbox-1d-4', 'inbox-29d-3', 'inbox-31d-2', 'inbox-40d-1'], 'all four parked inbox rows exist before the run');
     assert.equal((await outboxLeft()).length, 4);
 
-    const taskQueue = uniqueName('retention-parked');
-    const connection = await NativeConnection.connect({ address: config.temporal.address });
-    const worker = await Worker.create({
-      connection,
-      namespace: config.temporal.namespace,
-      taskQueue,
-      workflowsPath: require.resolve('../../workflows/retention'),
-      activities: createRetentionActivities({ pool: db.pool, config }),
-    });
-    const { client, connection: clientConnection } = await testTemporalClient();
-    try {
-      const report = await worker.runUntil(
-        client.workflow.execute<RetentionWorkflow>(RETENTION_WORKFLOW, {
-          taskQueue,
-          workflowId: uniqueName('retention-parked-run'),
-          args: [{ windowMs: DAY, batchSize: 1, timeBudgetMs: 60_000, inboxHorizonMs: 15 * DAY, parkedHorizonMs: 30 * DAY }],
-        }),
-      );
-      assert.deepEqual(await inboxLeft(), ['inbox-1d-4', 'inbox-29d-3'], 'only inbox rows parked more than 30 days ago are gone');
-      assert.deepEqual(await outboxLeft(), ['parked-29d', 'pending-40d', 'published-1h'], 'the old parked outbox row is gone; pending and younger rows stay');
-      // batchSize 1: the loop went batch by batch until no old row was left.
-      assert.deepEqual(report.parked && { inbox: report.parked.inboxDeleted, outbox: report.parked.outboxDeleted, complete: report.parked.complete }, { inbox: 2, outbox: 1, complete: true });
-    } finally {
-      await clientConnection.close();
-      await connection.close();
-    }
+    const report = await runRetentionOnce(config, db.pool, { windowMs: DAY, batchSize: 1, timeBudgetMs: 60_000, inboxHorizonMs: 15 * DAY, parkedHorizonMs: 30 * DAY }, 'retention-parked');
+    assert.deepEqual(await inboxLeft(), ['inbox-1d-4', 'inbox-29d-3'], 'only inbox rows parked more than 30 days ago are gone');
+    assert.deepEqual(await outboxLeft(), ['parked-29d', 'pending-40d', 'published-1h'], 'the old parked outbox row is gone; pending and younger rows stay');
+    // batchSize 1: the loop went batch by batch until no old row was left.
+    assert.deepEqual(report.parked && { inbox: report.parked.inboxDeleted, outbox: report.parked.outboxDeleted, complete: report.parked.complete }, { inbox: 2, outbox: 1, complete: true });
   });
 });

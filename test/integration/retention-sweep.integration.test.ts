@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { createRetentionActivities } from '../../activities/retention';
 import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../../workflows/retention-contract';
 import { seedScene } from '../../testkit/seed-scene-rows';
 import { loadConfig, PROJECT_ROOT } from '../../config/env';
@@ -12,6 +10,7 @@ import { sweepPublishedOutbox, type SweepBatch } from '../../retention/sweep-pub
 import { createTestDatabase, type TestDatabase } from '../../testkit/database';
 import { uniqueName } from '../../testkit/ids';
 import { testTemporalClient } from '../../testkit/temporal';
+import { runRetentionOnce } from '../../testkit/retention-run';
 
 const DAY = 86_400_000;
 const SHAPE = { rows: 200_000, perDay: 50_000, pending: 50, parked: 20 };
@@ -35,11 +34,9 @@ describe('retention sweep (200,000-row outbox)', function () {
 
   describe('run by the retention workflow on a real Temporal server', () => {
     let db: TestDatabase;
-    let taskQueue: string;
     before(async () => {
       db = await createTestDatabase();
       await seed(db);
-      taskQueue = uniqueName('retention');
     });
     after(async () => db?.drop());
 
@@ -51,49 +48,29 @@ describe('retention sweep (200,000-row outbox)', function () {
       const countRows = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events`)).rows[0].n as number;
       const before = await countRows();
 
-      const connection = await NativeConnection.connect({ address: config.temporal.address });
-      const worker = await Worker.create({
-        connection,
-        namespace: config.temporal.namespace,
-        taskQueue,
-        workflowsPath: require.resolve('../../workflows/retention'),
-        activities: createRetentionActivities({ pool: db.pool, config }),
-      });
-      const { client, connection: clientConnection } = await testTemporalClient();
-      try {
-        const report = await worker.runUntil(
-          client.workflow.execute<RetentionWorkflow>(RETENTION_WORKFLOW, {
-            taskQueue,
-            workflowId: uniqueName('retention-run'),
-            args: [{ windowMs: DAY, batchSize: 5000, timeBudgetMs: 120_000, inboxHorizonMs: 15 * DAY }],
-          }),
-        ) as RetentionReport;
+      const report = await runRetentionOnce(config, db.pool, { windowMs: DAY, batchSize: 5000, timeBudgetMs: 120_000, inboxHorizonMs: 15 * DAY }, 'retention-run');
 
-        assert.deepEqual(await untouchable(db), keep, 'every pending and parked row is still there');
-        const { rows: left } = await db.pool.query(`SELECT
-            count(*) FILTER (WHERE published_at < $1::timestamptz)::int AS old_published,
-            count(*) FILTER (WHERE published_at IS NOT NULL)::int AS published,
-            (SELECT count(*)::int FROM inbox_processed_events WHERE event_id LIKE 'old-%') AS old_inbox,
-            (SELECT count(*)::int FROM inbox_processed_events WHERE event_id LIKE 'new-%') AS new_inbox
-          FROM outbox_events`, [report.outbox.cutoff]);
-        assert.equal(left[0].old_published, 0, 'no published row older than the window remains');
-        assert.ok(left[0].published >= SHAPE.perDay - SHAPE.pending - 200, `the last day's published rows stay (${left[0].published})`);
-        assert.equal(left[0].old_inbox, 0);
-        assert.equal(left[0].new_inbox, 300, 'inbox ids inside the horizon stay');
+      assert.deepEqual(await untouchable(db), keep, 'every pending and parked row is still there');
+      const { rows: left } = await db.pool.query(`SELECT
+          count(*) FILTER (WHERE published_at < $1::timestamptz)::int AS old_published,
+          count(*) FILTER (WHERE published_at IS NOT NULL)::int AS published,
+          (SELECT count(*)::int FROM inbox_processed_events WHERE event_id LIKE 'old-%') AS old_inbox,
+          (SELECT count(*)::int FROM inbox_processed_events WHERE event_id LIKE 'new-%') AS new_inbox
+        FROM outbox_events`, [report.outbox.cutoff]);
+      assert.equal(left[0].old_published, 0, 'no published row older than the window remains');
+      assert.ok(left[0].published >= SHAPE.perDay - SHAPE.pending - 200, `the last day's published rows stay (${left[0].published})`);
+      assert.equal(left[0].old_inbox, 0);
+      assert.equal(left[0].new_inbox, 300, 'inbox ids inside the horizon stay');
 
-        const deleted = before - (await countRows());
-        assert.ok(deleted > 149_000, `${deleted} rows deleted`);
-        assert.equal(report.outbox.deleted, deleted, 'the report counts exactly the rows that went');
-        assert.equal(report.inbox.deleted, 500);
-        assert.equal(report.rowsDeleted, deleted + 500);
-        assert.equal(report.stoppedBy, 'done');
-        assert.ok(report.outbox.batches >= Math.floor(deleted / 5000));
-        assert.ok(report.sizeBefore.outboxBytes > 0 && report.sizeAfter.outboxBytes > 0);
-        assert.ok(report.durationMs > 0);
-      } finally {
-        await clientConnection.close();
-        await connection.close();
-      }
+      const deleted = before - (await countRows());
+      assert.ok(deleted > 149_000, `${deleted} rows deleted`);
+      assert.equal(report.outbox.deleted, deleted, 'the report counts exactly the rows that went');
+      assert.equal(report.inbox.deleted, 500);
+      assert.equal(report.rowsDeleted, deleted + 500);
+      assert.equal(report.stoppedBy, 'done');
+      assert.ok(report.outbox.batches >= Math.floor(deleted / 5000));
+      assert.ok(report.sizeBefore.outboxBytes > 0 && report.sizeAfter.outboxBytes > 0);
+      assert.ok(report.durationMs > 0);
     });
   });
 
