@@ -19,3 +19,13 @@ export async function connectTemporalClient(config: Config): Promise<{ connectio
 export function withCallDeadline<T>(connection: Connection, config: Config, work: () => Promise<T>, timeoutMs = config.temporal.callTimeoutMs): Promise<T> {
   return connection.withDeadline(Date.now() + timeoutMs, work);
 }
+
+/** Connects, runs `work` with the client under the call deadline, and closes the connection. */
+export async function withTemporalClient<T>(config: Config, work: (client: Client) => Promise<T>, timeoutMs = config.temporal.callTimeoutMs): Promise<T> {
+  const { connection, client } = await connectTemporalClient(config);
+  try {
+    return await withCallDeadline(connection, config, () => work(client), timeoutMs);
+  } finally {
+    await connection.close();
+  }
+}

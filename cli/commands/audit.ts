@@ -1,7 +1,6 @@
-import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
-import { loadConfig, type Config } from '../../config/env';
+import { withTemporalClient } from '../../temporal/connect-client';
+import { loadConfig } from '../../config/env';
 import { driftLines, lastAuditRun } from '../../audit/last-run';
 import { auditInput, ensureAuditSchedule } from '../../audit/schedule';
 import { triggerAuditRun } from '../../audit/trigger-run';
@@ -15,7 +14,7 @@ export function registerAuditCommands(program: Command) {
     .description('create the audit Schedule, or update it to the current settings (safe to run again)')
     .action(async () => {
       const config = loadConfig();
-      await withClient(config, async (client) => {
+      await withTemporalClient(config, async (client) => {
         const outcome = await ensureAuditSchedule(client, config);
         console.log(`audit schedule ${config.audit.scheduleId} ${outcome}: every ${config.audit.interval}, task queue ${config.audit.taskQueue}`);
         console.log(`settings: ${JSON.stringify(auditInput(config))}`);
@@ -29,7 +28,7 @@ export function registerAuditCommands(program: Command) {
     .option('--json', 'the whole report as JSON')
     .action(async (o: { json?: boolean }) => {
       const config = loadConfig();
-      await withClient(config, async (client) => {
+      await withTemporalClient(config, async (client) => {
         const { workflowId, report } = await triggerAuditRun(client, config.audit.scheduleId);
         print(report, workflowId, o.json);
         if (report.drift) process.exitCode = 1;
@@ -44,7 +43,7 @@ export function registerAuditCommands(program: Command) {
     .option('--json', 'the whole report as JSON')
     .action(async (o: { json?: boolean }) => {
       const config = loadConfig();
-      await withClient(config, async (client) => {
+      await withTemporalClient(config, async (client) => {
         const run = await lastAuditRun(client, config.audit.scheduleId);
         if (run === null) throw new Error(`there is no audit schedule ${config.audit.scheduleId}: npm run audit:schedule`);
         if (run === undefined) return console.log('no audit run has finished yet');
@@ -68,11 +67,3 @@ function print(r: AuditReport, workflowId: string, json?: boolean) {
 }
 
 /** A client with a connect timeout; its calls end by TEMPORAL_CALL_TIMEOUT_MS (or `timeoutMs`). */
-async function withClient(config: Config, work: (client: Client) => Promise<void>, timeoutMs = config.temporal.callTimeoutMs) {
-  const { connection, client } = await connectTemporalClient(config);
-  try {
-    await withCallDeadline(connection, config, () => work(client), timeoutMs);
-  } finally {
-    await connection.close();
-  }
-}

@@ -1,7 +1,6 @@
-import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
-import { loadConfig, type Config } from '../../config/env';
+import { withTemporalClient } from '../../temporal/connect-client';
+import { loadConfig } from '../../config/env';
 import { ensureRetentionSchedule, retentionInput } from '../../retention/schedule';
 
 export function registerRetentionCommands(program: Command) {
@@ -12,7 +11,7 @@ export function registerRetentionCommands(program: Command) {
     .description('create the retention Schedule, or update it to the current settings (safe to run again)')
     .action(async () => {
       const config = loadConfig();
-      await withClient(config, async (client) => {
+      await withTemporalClient(config, async (client) => {
         const outcome = await ensureRetentionSchedule(client, config);
         console.log(`retention schedule ${config.retention.scheduleId} ${outcome}: every ${config.retention.interval}, overlap skip, task queue ${config.retention.taskQueue}`);
         console.log(`settings: ${JSON.stringify(retentionInput(config))}`);
@@ -25,7 +24,7 @@ export function registerRetentionCommands(program: Command) {
     .description('start one retention run now through the schedule (skipped if one is running)')
     .action(async () => {
       const config = loadConfig();
-      await withClient(config, async (client) => {
+      await withTemporalClient(config, async (client) => {
         await client.schedule.getHandle(config.retention.scheduleId).trigger();
         console.log(`triggered ${config.retention.scheduleId}`);
       });
@@ -33,11 +32,3 @@ export function registerRetentionCommands(program: Command) {
 }
 
 /** A client with a connect timeout; its calls end by TEMPORAL_CALL_TIMEOUT_MS (or `timeoutMs`). */
-async function withClient(config: Config, work: (client: Client) => Promise<void>, timeoutMs = config.temporal.callTimeoutMs) {
-  const { connection, client } = await connectTemporalClient(config);
-  try {
-    await withCallDeadline(connection, config, () => work(client), timeoutMs);
-  } finally {
-    await connection.close();
-  }
-}
