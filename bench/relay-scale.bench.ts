@@ -2,11 +2,12 @@ import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
-import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, type RelayShardWorkflow } from '../workflows/relay-contract';
+import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayShardWorkflow } from '../workflows/relay-contract';
 import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { measureCpu } from './support/cpu-usage';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { RelayWorkerProcess } from '../testkit/relay-worker-process';
+import { shardStatuses as statuses, waitSpread } from './support/shard-spread';
 import { median, saveBenchmark } from './support/report';
 import { uniqueName } from '../testkit/ids';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
@@ -28,29 +29,6 @@ const config = loadConfig();
 const kafka = new Kafka({ clientId: `relay-scale-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
-
-async function statuses(client: Client, ids: string[]) {
-  return Promise.all(ids.map((id) => client.workflow.getHandle(id).query(statusQuery)));
-}
-
-/** Shards per worker pid once every shard's last session ran on a live worker and the spread is within ⌈S/N⌉+1. */
-async function waitSpread(db: TestDatabase, client: Client, ids: string[], live: RelayWorkerProcess[]) {
-  const started = Date.now();
-  const pids = live.map((w) => w.child.pid!);
-  for (;;) {
-    // A trickle keeps every shard relaying, so each one's placement is put to use.
-    await insertBacklog(db, 2_000);
-    const byPid = new Map<number, number>();
-    for (const s of await statuses(client, ids)) {
-      const pid = Number(/-(\d+)-[0-9a-f]+$/.exec(s.worker ?? '')?.[1]);
-      byPid.set(pid, (byPid.get(pid) ?? 0) + 1);
-    }
-    const ok = [...byPid.keys()].every((p) => pids.includes(p)) && pids.every((p) => byPid.has(p)) && Math.max(...byPid.values()) <= Math.ceil(ids.length / live.length) + 1;
-    if (ok) return { seconds: +((Date.now() - started) / 1000).toFixed(1), shardsPerWorker: [...byPid.values()].sort((a, b) => b - a) };
-    if (Date.now() - started > 120_000) throw new Error(`shards not spread over ${live.length} workers in 120 s: ${JSON.stringify([...byPid])}`);
-    await sleep(1000);
-  }
-}
 
 async function throughputRun(db: TestDatabase, live: RelayWorkerProcess[]) {
   await waitDrained(db, 120_000, 'before run');

@@ -78,3 +78,18 @@ export async function postmasterPidOf(pool: { query(sql: string): Promise<{ rows
     return undefined;
   }
 }
+
+/** The child of `parentPid` whose process title starts with `title` (e.g. PostgreSQL's 'postgres: walwriter'), Linux; undefined if none. */
+export function childPidByTitle(parentPid: number, title: string): number | undefined {
+  for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== parentPid) continue;
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').startsWith(title)) return Number(entry);
+    } catch {
+      // the process ended while we read it
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,289 @@
+import os from 'node:os';
+import { Client, Connection } from '@temporalio/client';
+import { Kafka, logLevel } from 'kafkajs';
+import { loadConfig } from '../config/env';
+import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayShardWorkflow } from '../workflows/relay-contract';
+import { createTestTopic, deleteTopics } from '../testkit/kafka';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { uniqueName } from '../testkit/ids';
+import { RelayWorkerProcess } from '../testkit/relay-worker-process';
+import { CpuCapUnavailable, createCappedGroup, openCpuController, processCpuSeconds, type CappedGroup, type CpuController } from './support/cpu-cap';
+import { childPidByTitle, measureCpu, postmasterPidOf } from './support/cpu-usage';
+import { insertBacklog, waitDrained } from './support/outbox-backlog';
+import { median, saveBenchmark } from './support/report';
+import { runBenchmark } from './support/run-benchmark';
+import { eventsPerSecondPerCore, predictThroughput, type ComponentCost } from './support/scaling-model';
+import { waitSpread } from './support/shard-spread';
+
+// Relay scale-out where the worker is the bottleneck (issue 13, point 3). Every relay worker
+// process runs in a cgroup of its own capped to the same CPU share, so 1, 2 and 3 workers can be
+// compared fairly on a machine whose two cores PostgreSQL, Kafka and Temporal also need: uncapped,
+// a second worker only competes with PostgreSQL for the same cores (bench:relay-scale).
+// At the default settings (relay sessions, RELAY_SHARDS, RELAY_BATCH_SIZE), one set of shards
+// throughout; worker counts interleaved 1, 2, 3, 3, 2, 1, 1, 2, 3 (workers added, or stopped with
+// SIGTERM, with no configuration change). Before each timed run it waits until the shards' own
+// status names exactly the live workers, then warms up, then times a backlog committed in
+// 10,000-row transactions → Kafka ack (acks=all) → marked, drained. In the same runs: CPU per
+// event per component (/proc), and each worker's CPU per wall second against its cap (the proof
+// the cap applied) with its cgroup's throttling counters (the proof the worker was the bottleneck).
+// Run: npm run bench:scaling   (about 12 minutes; BENCH_QUICK=1: 20,000 events, one repeat, ~2 min)
+//
+// The cap: 0.2 CPU per worker by default (BENCH_CPU_CAP). The unconstrained relay spends
+// ≈ 50 µs of worker CPU and ≈ 65 µs of PostgreSQL CPU per event, ≈ 30 µs more in Kafka and Temporal
+// (bench/results/relay-scale.json). With 3 workers at 0.2 CPU (0.6 CPU, ≈ 10,000 events/s with 8
+// shards split 3/3/2) the services need ≈ 1 core: 1.6 of 2 cores in all, leaving headroom for the
+// benchmark's own inserts and the machine's other work. At 0.25 the 3-worker step would need
+// ≈ 2 cores and PostgreSQL would become the bottleneck again; below 0.15 single runs get long.
+
+const quick = process.env.BENCH_QUICK === '1';
+const config = loadConfig();
+const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
+const WARMUP_EVENTS = quick ? 4_000 : 20_000;
+const REPEATS = Number(process.env.BENCH_REPEATS ?? (quick ? 1 : 3));
+const CAP = Number(process.env.BENCH_CPU_CAP ?? 0.2);
+const SHARDS = config.relay.shards;
+const BATCH = config.relay.batchSize;
+/** A worker may exceed its quota by CFS's accounting slack and /proc's 10 ms ticks, not by more. */
+const CAP_TOLERANCE = 1.1;
+const kafka = new Kafka({ clientId: `scaling-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
+
+/** 1, 2, 3 then 3, 2, 1, alternating, so drift over the run hits every worker count alike. */
+const ORDER = Array.from({ length: REPEATS }, (_, r) => (r % 2 === 0 ? [1, 2, 3] : [3, 2, 1])).flat();
+
+interface CappedWorker {
+  process: RelayWorkerProcess;
+  group: CappedGroup;
+}
+
+interface WorkerShare {
+  pid: number;
+  shards: number;
+  cpuSeconds: number;
+  cpuPerWallSecond: number;
+  /** Share of the cgroup's scheduler periods in which the worker hit its quota. */
+  throttledShare: number;
+}
+
+async function timedRun(db: TestDatabase, live: CappedWorker[], postmasterPid: number | undefined, walWriterPid: number | undefined, shardsByPid: Record<number, number>) {
+  await waitDrained(db, 300_000, 'before run');
+  await sleep(500);
+  const loadBefore = loadAverage();
+  const pids = live.map((w) => w.process.child.pid!);
+  const cpu = measureCpu(() => pids, { postmasterPid });
+  const before = live.map((w) => ({ cpu: processCpuSeconds(w.process.child.pid!)!, throttle: w.group.throttling() }));
+  const walBefore = walWriterPid === undefined ? undefined : processCpuSeconds(walWriterPid);
+  const t0 = Date.now();
+  await insertBacklog(db, EVENTS);
+  await waitDrained(db, 900_000, 'backlog');
+  const seconds = (Date.now() - t0) / 1000;
+  const usage = cpu.stop();
+  const walAfter = walWriterPid === undefined ? undefined : processCpuSeconds(walWriterPid);
+  const workers: WorkerShare[] = live.map((w, i) => {
+    const pid = w.process.child.pid!;
+    const cpuSeconds = processCpuSeconds(pid)! - before[i]!.cpu;
+    const throttle = w.group.throttling();
+    const periods = throttle.periods - before[i]!.throttle.periods;
+    return {
+      pid,
+      shards: shardsByPid[pid] ?? 0,
+      cpuSeconds: +cpuSeconds.toFixed(2),
+      cpuPerWallSecond: +(cpuSeconds / seconds).toFixed(3),
+      throttledShare: periods > 0 ? +((throttle.throttledPeriods - before[i]!.throttle.throttledPeriods) / periods).toFixed(2) : 0,
+    };
+  });
+  const overCap = workers.filter((w) => w.cpuPerWallSecond > CAP * CAP_TOLERANCE);
+  if (overCap.length) throw new Error(`the CPU cap did not hold: worker(s) ${overCap.map((w) => `${w.pid} used ${w.cpuPerWallSecond} CPU per wall second`).join(', ')} against a cap of ${CAP}; no figure reported`);
+  const cpuMicrosPerEvent = Object.fromEntries(Object.entries(usage.cpuSeconds).map(([group, s]) => [group, +((s / EVENTS) * 1e6).toFixed(1)]));
+  if (walBefore !== undefined && walAfter !== undefined) cpuMicrosPerEvent['postgres walwriter'] = +(((walAfter - walBefore) / EVENTS) * 1e6).toFixed(2);
+  return { workers: live.length, events: EVENTS, seconds: +seconds.toFixed(2), eventsPerSecond: Math.round(EVENTS / seconds), perWorker: workers, cpu: usage, cpuMicrosPerEvent, loadAverageBefore: loadBefore, loadAverageAfter: loadAverage() };
+}
+
+type Run = Awaited<ReturnType<typeof timedRun>> & { spreadSeconds: number; shardsPerWorker: number[] };
+
+/**
+ * The model's inputs: median CPU per event per component over every run. PostgreSQL's WAL writer
+ * is split out of PostgreSQL's figure because it is one process (at most one core).
+ */
+function componentCosts(runs: Run[]): Record<string, ComponentCost> {
+  const med = (group: string) => median(runs.map((r) => r.cpuMicrosPerEvent[group] ?? 0));
+  const walWriter = med('postgres walwriter');
+  return {
+    // Each shard's batches run one after another in one worker's main thread: at most one core per shard.
+    'relay worker': { cpuMicrosPerEvent: med('relay worker'), maxCores: SHARDS },
+    // The benchmark's own inserts are in this figure: it is the cost of the events' whole life in PostgreSQL.
+    'postgres (without the WAL writer)': { cpuMicrosPerEvent: +(med('postgres') - walWriter).toFixed(2) },
+    'postgres WAL writer': { cpuMicrosPerEvent: walWriter, maxCores: 1 },
+    kafka: { cpuMicrosPerEvent: med('kafka') },
+    // The dev server keeps its state in one SQLite file with a single writer: taken as at most one core.
+    temporal: { cpuMicrosPerEvent: med('temporal'), maxCores: 1 },
+  };
+}
+
+async function main() {
+  let controller: CpuController;
+  try {
+    controller = openCpuController();
+  } catch (err) {
+    if (err instanceof CpuCapUnavailable) {
+      console.error(`scaling benchmark: cannot cap the relay workers' CPU here — ${err.message}.\nWithout a cap the curve would measure the workers competing with PostgreSQL for the same cores (that is npm run bench:relay-scale), so no figure is reported.`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const loadAtStart = loadAverage();
+  const startedAt = Date.now();
+  console.log(`relay scaling benchmark: each relay worker capped to ${CAP} CPU (cgroup v${controller.version}, ${controller.dir}); ${SHARDS} shards, batch ${BATCH}, ${EVENTS} events per run, order ${ORDER.join(' ')}; load average ${loadAtStart.join(' ')} on ${os.cpus().length} cores${quick ? ' (quick)' : ''}`);
+
+  const db = await createTestDatabase({ serverUrl: config.database.url, prefix: 'bench_scaling' });
+  const topic = (await createTestTopic(6, { prefix: 'bench-scaling', kafka })).topic;
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const taskQueue = uniqueName('bench-scaling-tq');
+  const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue };
+  const ids = Array.from({ length: SHARDS }, (_, i) => uniqueName(`bench-scaling-shard-${i}`));
+  const live: CappedWorker[] = [];
+  const groups: CappedGroup[] = [];
+  let cleaned = false;
+  const cleanUp = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    for (const id of ids) await client.workflow.getHandle(id).terminate('benchmark over').catch(() => undefined);
+    for (const w of live) await w.process.kill9();
+    for (const g of groups) g.remove();
+    await connection.close().catch(() => undefined);
+    await deleteTopics([topic], kafka).catch(() => undefined);
+    await db.drop().catch(() => undefined);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.error(`\n${signal}: stopping the workers and removing their cgroups`);
+    void cleanUp().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+
+  try {
+    const postmasterPid = await postmasterPidOf(db.pool);
+    const walWriterPid = postmasterPid === undefined ? undefined : childPidByTitle(postmasterPid, 'postgres: walwriter');
+    let started = 0;
+    const addWorker = async () => {
+      const proc = new RelayWorkerProcess(env);
+      // Kept in `live` before it runs, so a failure below still kills it.
+      const w = { process: proc, group: undefined as unknown as CappedGroup };
+      live.push(w);
+      await proc.waitUntilRunning();
+      // Capped once it runs: the one-off bundling is not what is measured, and is slow at 0.2 CPU.
+      w.group = createCappedGroup(controller, `relay-${++started}`, CAP);
+      groups.push(w.group);
+      w.group.add(proc.child.pid!);
+      if (!w.group.pids().includes(proc.child.pid!)) throw new Error(`relay worker ${proc.child.pid} is not in ${w.group.dir} after the move`);
+    };
+    const stopWorker = async () => {
+      const w = live.pop()!;
+      await w.process.stop();
+      w.group.remove();
+      groups.splice(groups.indexOf(w.group), 1);
+    };
+    await addWorker();
+    for (let i = 0; i < SHARDS; i++) {
+      await client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, { taskQueue, workflowId: ids[i]!, workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT, args: [{ shardIndex: i, shardCount: SHARDS, batchSize: BATCH }] });
+    }
+    const caps = { cpus: CAP, quotaAsSet: live[0]!.group.quotaAsSet(), mechanism: `cgroup v${controller.version}`, hierarchy: controller.dir };
+    console.log(`cap as the kernel holds it: ${caps.quotaAsSet} (quota, period in µs)`);
+
+    const runs: Run[] = [];
+    for (const n of ORDER) {
+      while (live.length < n) await addWorker();
+      while (live.length > n) await stopWorker();
+      const spread = await waitSpread(db, client, ids, live.map((w) => w.process));
+      await insertBacklog(db, WARMUP_EVENTS);
+      const run = { ...(await timedRun(db, live, postmasterPid, walWriterPid, spread.shardsByPid)), spreadSeconds: spread.seconds, shardsPerWorker: spread.shardsPerWorker };
+      runs.push(run);
+      console.log(
+        `${n} capped worker(s), shards ${spread.shardsPerWorker.join('/')} (spread in ${spread.seconds} s): ${run.eventsPerSecond} events/s (${EVENTS} in ${run.seconds} s); ` +
+          `worker CPU per wall second ${run.perWorker.map((w) => w.cpuPerWallSecond).join(', ')} (cap ${CAP}), throttled in ${run.perWorker.map((w) => `${Math.round(w.throttledShare * 100)} %`).join(', ')} of periods; ` +
+          `${run.cpu.coresBusy} of ${run.cpu.cores} cores busy; load ${run.loadAverageAfter[0]}`,
+      );
+    }
+
+    const byWorkers = (n: number) => runs.filter((r) => r.workers === n).map((r) => r.eventsPerSecond);
+    const curve = [1, 2, 3].map((n) => ({ workers: n, medianEventsPerSecond: median(byWorkers(n)), runs: byWorkers(n) }));
+    const costs = componentCosts(runs);
+    const threeWorkerSpread = runs.find((r) => r.workers === 3)?.shardsPerWorker ?? [];
+    const allShares = runs.flatMap((r) => r.perWorker);
+    const summary = {
+      cpuCapPerWorker: CAP,
+      curve,
+      twoOverOne: +(curve[1]!.medianEventsPerSecond / curve[0]!.medianEventsPerSecond).toFixed(2),
+      threeOverOne: +(curve[2]!.medianEventsPerSecond / curve[0]!.medianEventsPerSecond).toFixed(2),
+      // Each shard's rows are its own: with S shards on 3 equal workers the busiest one (⌈S/3⌉ shards) sets the pace.
+      threeOverOneBoundByShards: threeWorkerSpread.length ? +(SHARDS / Math.max(...threeWorkerSpread)).toFixed(2) : undefined,
+      capVerification: {
+        maxWorkerCpuPerWallSecond: Math.max(...allShares.map((w) => w.cpuPerWallSecond)),
+        minWorkerCpuPerWallSecond: Math.min(...allShares.map((w) => w.cpuPerWallSecond)),
+        medianThrottledShare: median(allShares.map((w) => w.throttledShare)),
+      },
+      cpuMicrosPerEvent: Object.fromEntries([...new Set(runs.flatMap((r) => Object.keys(r.cpuMicrosPerEvent)))].map((g) => [g, median(runs.map((r) => r.cpuMicrosPerEvent[g] ?? 0))])),
+      loadAverage1mDuringRuns: { min: Math.min(...runs.map((r) => r.loadAverageAfter[0]!)), max: Math.max(...runs.map((r) => r.loadAverageAfter[0]!)) },
+    };
+    const model = {
+      inputsCpuMicrosPerEvent: Object.fromEntries(Object.entries(costs).map(([k, c]) => [k, c.cpuMicrosPerEvent])),
+      eventsPerSecondPerCore: eventsPerSecondPerCore(costs),
+      predictions: [2, 4, 8, 16].map((cores) => predictThroughput(costs, cores)),
+    };
+    const loadAtEnd = loadAverage();
+    console.log(`\ncurve (medians): ${curve.map((c) => `${c.workers} → ${c.medianEventsPerSecond}/s`).join(', ')}; 2/1 = ${summary.twoOverOne}×, 3/1 = ${summary.threeOverOne}× (shards bound ${summary.threeOverOneBoundByShards}×)`);
+    console.log(`cap ${CAP} CPU verified: workers used ${summary.capVerification.minWorkerCpuPerWallSecond}–${summary.capVerification.maxWorkerCpuPerWallSecond} CPU per wall second, throttled in a median ${Math.round(summary.capVerification.medianThrottledShare * 100)} % of periods`);
+    console.log(`CPU per event (µs, medians): ${Object.entries(summary.cpuMicrosPerEvent).map(([g, us]) => `${g} ${us}`).join(', ')}`);
+    console.log(`model: ${model.predictions.map((p) => `${p.cores} cores → ${p.eventsPerSecond}/s (${p.limitedBy})`).join('; ')}`);
+    console.log(`load average: ${loadAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min`);
+
+    const linear = curve[0]!.medianEventsPerSecond;
+    const written = await saveBenchmark({
+      name: quick ? 'scaling-quick' : 'scaling',
+      command: 'npm run bench:scaling',
+      settings: {
+        shards: SHARDS,
+        batchSize: BATCH,
+        events: EVENTS,
+        warmupEvents: WARMUP_EVENTS,
+        repeats: REPEATS,
+        order: ORDER,
+        cap: caps,
+        loadAverageAtStart: loadAtStart,
+        loadAverageAtEnd: loadAtEnd,
+        minutes: +((Date.now() - startedAt) / 60_000).toFixed(1),
+        note: 'each relay worker in its own cgroup with the same CPU quota; PostgreSQL, Kafka and the Temporal dev server uncapped on the same 2 cores; the postgres CPU includes the benchmark inserting the backlog',
+      },
+      results: { summary, model, runs },
+      chart: {
+        $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+        title: `Relay throughput by capped worker processes (${CAP} CPU each; ${SHARDS} shards, batch ${BATCH}, ${EVENTS} events per run)`,
+        layer: [
+          {
+            data: { values: runs.map((r) => ({ workers: r.workers, eventsPerSecond: r.eventsPerSecond })) },
+            mark: { type: 'point', opacity: 0.6 },
+            encoding: { x: { field: 'workers', type: 'ordinal', title: 'relay worker processes (each capped)' }, y: { field: 'eventsPerSecond', type: 'quantitative', title: 'events/s (commit → Kafka ack → marked)' } },
+          },
+          {
+            data: {
+              values: [
+                ...curve.map((c) => ({ workers: c.workers, eventsPerSecond: c.medianEventsPerSecond, series: 'median' })),
+                ...curve.map((c) => ({ workers: c.workers, eventsPerSecond: c.workers * linear, series: 'linear (n × 1-worker median)' })),
+              ],
+            },
+            mark: { type: 'line', point: true },
+            encoding: { x: { field: 'workers', type: 'ordinal' }, y: { field: 'eventsPerSecond', type: 'quantitative' }, color: { field: 'series', type: 'nominal', title: null } },
+          },
+        ],
+        width: 500,
+        height: 300,
+      },
+    });
+    console.log(`saved: ${written.join(', ')}`);
+  } finally {
+    await cleanUp();
+  }
+}
+
+runBenchmark(main);

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { findCpuController } from '../../bench/support/cpu-cap';
+import { eventsPerSecondPerCore, predictThroughput } from '../../bench/support/scaling-model';
+
+describe('the scaling model', () => {
+  const costs = {
+    worker: { cpuMicrosPerEvent: 50, maxCores: 8 },
+    postgres: { cpuMicrosPerEvent: 40 },
+    temporal: { cpuMicrosPerEvent: 10, maxCores: 1 },
+  };
+
+  it('turns CPU per event into events/s per core, and says when a cost was too small to measure', () => {
+    assert.deepEqual(eventsPerSecondPerCore({ ...costs, walWriter: { cpuMicrosPerEvent: 0, maxCores: 1 } }), { worker: 20_000, postgres: 25_000, temporal: 100_000, walWriter: null });
+  });
+
+  it('splits the cores in proportion to each component’s cost while no single-core component is the limit', () => {
+    const p = predictThroughput(costs, 4);
+    assert.equal(p.eventsPerSecond, 40_000); // 4 cores / 100 µs per event
+    assert.equal(p.limitedBy, 'CPU (every component)');
+    assert.deepEqual(p.coresUsed, { worker: 2, postgres: 1.6, temporal: 0.4 });
+  });
+
+  it('stops at a component that cannot use more cores, and names it', () => {
+    const p = predictThroughput(costs, 16); // proportional: 160,000/s; Temporal on one core: 100,000/s
+    assert.equal(p.eventsPerSecond, 100_000);
+    assert.equal(p.limitedBy, 'temporal (at most 1 core)');
+    assert.equal(p.coresUsed.temporal, 1);
+  });
+});
+
+describe('finding the cgroup cpu controller', () => {
+  const v1 = 'tmpfs /sys/fs/cgroup tmpfs rw 0 0\ncgroup /sys/fs/cgroup/cpuacct cgroup rw,relatime,cpuacct 0 0\ncgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0\ncgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n';
+  const v2 = 'cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n';
+
+  it('takes the v1 hierarchy that has the cpu controller, not cpuacct', () => {
+    assert.deepEqual(findCpuController(v1, () => 'hugetlb'), { version: 1, dir: '/sys/fs/cgroup/cpu' });
+  });
+
+  it('takes cgroup v2 only when its controllers include cpu', () => {
+    assert.deepEqual(findCpuController(v2, () => 'cpuset cpu io memory pids'), { version: 2, dir: '/sys/fs/cgroup' });
+    assert.equal(findCpuController(v2, () => 'cpuset io memory'), undefined);
+    assert.equal(findCpuController('proc /proc proc rw 0 0\n', () => undefined), undefined);
+  });
+});
