@@ -240,7 +240,9 @@ async function main() {
 
     const linear = curve[0]!.medianEventsPerSecond;
     const written = await saveBenchmark({
-      name: quick ? 'scaling-quick' : 'scaling',
+      // The suite's quick mode writes into a folder of its own (BENCH_RESULTS_DIR) under the suite's name; a
+      // quick run started by hand must not overwrite the committed full-size result.
+      name: quick && !process.env.BENCH_RESULTS_DIR ? 'scaling-quick' : 'scaling',
       command: 'npm run bench:scaling',
       settings: {
         shards: SHARDS,

@@ -126,6 +126,19 @@ export const TARGETS: Target[] = [
     },
   },
   {
+    target: 'scale-out where the worker is the bottleneck: 2 relay workers, each capped to the same CPU share, ≥ 1.8× of 1',
+    file: 'scaling',
+    command: 'npm run bench:scaling',
+    judge(r) {
+      const s = r.results?.summary as { cpuCapPerWorker: number; curve: { workers: number; medianEventsPerSecond: number; runs: number[] }[]; twoOverOne: number; threeOverOne: number } | undefined;
+      if (!s?.curve?.length) return undefined;
+      return {
+        measured: `1 → 2 → 3 workers at ${s.cpuCapPerWorker} CPU each: ${s.curve.map((c) => n(c.medianEventsPerSecond)).join(' → ')}/s (2/1 ${s.twoOverOne}×, 3/1 ${s.threeOverOne}×; medians of ${s.curve[0]!.runs.length} runs of ${n(r.settings?.events ?? 0)} events)`,
+        met: s.twoOverOne >= 1.8,
+      };
+    },
+  },
+  {
     target: 'against pg-transactional-outbox in the same run: ≥ 10× its best throughput, lower p50 and p99',
     file: 'peer',
     command: 'npm run bench:peer',

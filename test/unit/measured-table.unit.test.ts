@@ -26,6 +26,21 @@ const sample: Record<string, ResultFile> = {
   },
   pipeline: { results: { p50Ms: 70, p99Ms: 190, events: 30000, balancesExact: true } },
   'relay-soak': { settings: { minutes: 5.9 }, results: { samples: [{ peakRssMiB: 200 }, { peakRssMiB: 230 }] } },
+  scaling: {
+    settings: { events: 200000 },
+    results: {
+      summary: {
+        cpuCapPerWorker: 0.2,
+        curve: [
+          { workers: 1, medianEventsPerSecond: 3000, runs: [2900, 3000, 3100] },
+          { workers: 2, medianEventsPerSecond: 5500, runs: [5400, 5500, 5600] },
+          { workers: 3, medianEventsPerSecond: 7800, runs: [7700, 7800, 7900] },
+        ],
+        twoOverOne: 1.83,
+        threeOverOne: 2.6,
+      },
+    },
+  },
 };
 
 const rowOf = (table: string, startsWith: string) => {
@@ -81,6 +96,13 @@ describe('the measured table', () => {
     assert.deepEqual(summary.contenders.map((c) => c.cpuMicrosPerEvent.all), [200, 1000, 800]);
     const withPeer = measuredTable(TARGETS, (file) => (file === 'peer' ? { results: { summary } } : sample[file]), defaults);
     assert.match(rowOf(withPeer, 'against pg-transactional-outbox'), /\*\*met\*\* \| throughput 13.33× its best; p50 3× and p99 6× lower; CPU per event 8× less/);
+  });
+
+  it('judges capped scale-out by the 2-worker / 1-worker ratio of the medians, beside the uncapped row', () => {
+    assert.match(rowOf(table, 'scale-out where the worker is the bottleneck'), /\| \*\*met\*\* \| 1 → 2 → 3 workers at 0.2 CPU each: 3,000 → 5,500 → 7,800\/s \(2\/1 1.83×, 3\/1 2.6×; medians of 3 runs of 200,000 events\) \|/);
+    const below = measuredTable(TARGETS, (file) => (file === 'scaling' ? { ...sample.scaling, results: { summary: { ...sample.scaling!.results.summary, twoOverOne: 1.79 } } } : sample[file]), defaults);
+    assert.match(rowOf(below, 'scale-out where the worker is the bottleneck'), /\| \*\*not met\*\* \|/);
+    assert.match(rowOf(table, 'scale-out: a second worker process'), /\| \*\*met\*\* \| 1 → 2 workers: 10,000 → 19,000\/s/);
   });
 
   it('replaces only the marked block of a document', () => {
