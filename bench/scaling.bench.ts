@@ -12,7 +12,7 @@ import { childPidByTitle, measureCpu, postmasterPidOf } from './support/cpu-usag
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { median, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
-import { eventsPerSecondPerCore, predictThroughput, type ComponentCost } from './support/scaling-model';
+import { modelFromRuns } from './support/scaling-model';
 import { waitSpread } from './support/shard-spread';
 
 // Relay scale-out where the worker is the bottleneck (issue 13, point 3). Every relay worker
@@ -102,25 +102,6 @@ async function timedRun(db: TestDatabase, live: CappedWorker[], postmasterPid: n
 
 type Run = Awaited<ReturnType<typeof timedRun>> & { spreadSeconds: number; shardsPerWorker: number[] };
 
-/**
- * The model's inputs: median CPU per event per component over every run. PostgreSQL's WAL writer
- * is split out of PostgreSQL's figure because it is one process (at most one core).
- */
-function componentCosts(runs: Run[]): Record<string, ComponentCost> {
-  const med = (group: string) => median(runs.map((r) => r.cpuMicrosPerEvent[group] ?? 0));
-  const walWriter = med('postgres walwriter');
-  return {
-    // Each shard's batches run one after another in one worker's main thread: at most one core per shard.
-    'relay worker': { cpuMicrosPerEvent: med('relay worker'), maxCores: SHARDS },
-    // The benchmark's own inserts are in this figure: it is the cost of the events' whole life in PostgreSQL.
-    'postgres (without the WAL writer)': { cpuMicrosPerEvent: +(med('postgres') - walWriter).toFixed(2) },
-    'postgres WAL writer': { cpuMicrosPerEvent: walWriter, maxCores: 1 },
-    kafka: { cpuMicrosPerEvent: med('kafka') },
-    // The dev server keeps its state in one SQLite file with a single writer: taken as at most one core.
-    temporal: { cpuMicrosPerEvent: med('temporal'), maxCores: 1 },
-  };
-}
-
 async function main() {
   let controller: CpuController;
   try {
@@ -208,8 +189,7 @@ async function main() {
 
     const byWorkers = (n: number) => runs.filter((r) => r.workers === n).map((r) => r.eventsPerSecond);
     const curve = [1, 2, 3].map((n) => ({ workers: n, medianEventsPerSecond: median(byWorkers(n)), runs: byWorkers(n) }));
-    const costs = componentCosts(runs);
-    const threeWorkerSpread = runs.find((r) => r.workers === 3)?.shardsPerWorker ?? [];
+        const threeWorkerSpread = runs.find((r) => r.workers === 3)?.shardsPerWorker ?? [];
     const allShares = runs.flatMap((r) => r.perWorker);
     const summary = {
       cpuCapPerWorker: CAP,
@@ -226,16 +206,13 @@ async function main() {
       cpuMicrosPerEvent: Object.fromEntries([...new Set(runs.flatMap((r) => Object.keys(r.cpuMicrosPerEvent)))].map((g) => [g, median(runs.map((r) => r.cpuMicrosPerEvent[g] ?? 0))])),
       loadAverage1mDuringRuns: { min: Math.min(...runs.map((r) => r.loadAverageAfter[0]!)), max: Math.max(...runs.map((r) => r.loadAverageAfter[0]!)) },
     };
-    const model = {
-      inputsCpuMicrosPerEvent: Object.fromEntries(Object.entries(costs).map(([k, c]) => [k, c.cpuMicrosPerEvent])),
-      eventsPerSecondPerCore: eventsPerSecondPerCore(costs),
-      predictions: [2, 4, 8, 16].map((cores) => predictThroughput(costs, cores)),
-    };
+    const model = modelFromRuns(runs, SHARDS, [2, 4, 8, 16]);
     const loadAtEnd = loadAverage();
     console.log(`\ncurve (medians): ${curve.map((c) => `${c.workers} → ${c.medianEventsPerSecond}/s`).join(', ')}; 2/1 = ${summary.twoOverOne}×, 3/1 = ${summary.threeOverOne}× (shards bound ${summary.threeOverOneBoundByShards}×)`);
     console.log(`cap ${CAP} CPU verified: workers used ${summary.capVerification.minWorkerCpuPerWallSecond}–${summary.capVerification.maxWorkerCpuPerWallSecond} CPU per wall second, throttled in a median ${Math.round(summary.capVerification.medianThrottledShare * 100)} % of periods`);
     console.log(`CPU per event (µs, medians): ${Object.entries(summary.cpuMicrosPerEvent).map(([g, us]) => `${g} ${us}`).join(', ')}`);
-    console.log(`model: ${model.predictions.map((p) => `${p.cores} cores → ${p.eventsPerSecond}/s (${p.limitedBy})`).join('; ')}`);
+    console.log(`model, one machine: ${model.oneMachine.map((p) => `${p.cores} cores → ${p.eventsPerSecond}/s (${p.limitedBy})`).join('; ')}`);
+    console.log(`model, relay workers elsewhere: ${model.workersElsewhere.map((p) => `${p.cores} cores → ${p.eventsPerSecond}/s (${p.limitedBy})`).join('; ')}`);
     console.log(`load average: ${loadAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min`);
 
     const linear = curve[0]!.medianEventsPerSecond;

@@ -44,3 +44,49 @@ export function predictThroughput(costs: Record<string, ComponentCost>, cores: n
   const coresUsed = Object.fromEntries(Object.entries(costs).map(([name, c]) => [name, +((eventsPerSecond * c.cpuMicrosPerEvent) / 1e6).toFixed(2)]));
   return { cores, eventsPerSecond: Math.round(eventsPerSecond), limitedBy, coresUsed };
 }
+
+/** What the model needs of one benchmark run: its CPU per event per process group, in microseconds. */
+export interface MeasuredRun {
+  cpuMicrosPerEvent: Record<string, number>;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.ceil(sorted.length / 2) - 1]! : NaN;
+}
+
+/**
+ * The model from the scaling benchmark's runs: median CPU per event per component over every run,
+ * events/s per core for each, and predictions for `coreCounts` cores in two layouts —
+ * everything on one machine, and the relay workers on machines of their own (the scale-out the
+ * relay is built for) with PostgreSQL, Kafka and Temporal on the N cores. PostgreSQL's WAL writer
+ * is split out of PostgreSQL's figure because it is one process; each shard's batches run one
+ * after another in one worker's main thread, so the relay uses at most one core per shard; the
+ * Temporal dev server keeps its state in one SQLite file with a single writer, taken as one core.
+ */
+export function modelFromRuns(runs: MeasuredRun[], shards: number, coreCounts: number[]) {
+  const med = (group: string) => median(runs.map((r) => r.cpuMicrosPerEvent[group] ?? 0));
+  const walWriter = med('postgres walwriter');
+  const services: Record<string, ComponentCost> = {
+    // The benchmark's own inserts are in this figure: the cost of the events' whole life in PostgreSQL.
+    'postgres (without the WAL writer)': { cpuMicrosPerEvent: +(med('postgres') - walWriter).toFixed(2) },
+    'postgres WAL writer': { cpuMicrosPerEvent: walWriter, maxCores: 1 },
+    kafka: { cpuMicrosPerEvent: med('kafka') },
+    temporal: { cpuMicrosPerEvent: med('temporal'), maxCores: 1 },
+  };
+  const relayWorker: ComponentCost = { cpuMicrosPerEvent: med('relay worker'), maxCores: shards };
+  const all = { 'relay worker': relayWorker, ...services };
+  const workersElsewhere = coreCounts.map((cores) => {
+    const p = predictThroughput(services, cores);
+    const relayBound = (shards * 1e6) / relayWorker.cpuMicrosPerEvent;
+    const limited = relayBound < p.eventsPerSecond ? { eventsPerSecond: Math.round(relayBound), limitedBy: `relay worker (${shards} shards, one core each)` } : {};
+    const eventsPerSecond = limited.eventsPerSecond ?? p.eventsPerSecond;
+    return { ...p, ...limited, relayWorkerCoresElsewhere: +((eventsPerSecond * relayWorker.cpuMicrosPerEvent) / 1e6).toFixed(2) };
+  });
+  return {
+    inputsCpuMicrosPerEvent: Object.fromEntries(Object.entries(all).map(([k, c]) => [k, c.cpuMicrosPerEvent])),
+    eventsPerSecondPerCore: eventsPerSecondPerCore(all),
+    oneMachine: coreCounts.map((cores) => predictThroughput(all, cores)),
+    workersElsewhere,
+  };
+}

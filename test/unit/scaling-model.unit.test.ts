@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { findCpuController } from '../../bench/support/cpu-cap';
-import { eventsPerSecondPerCore, predictThroughput } from '../../bench/support/scaling-model';
+import { eventsPerSecondPerCore, modelFromRuns, predictThroughput } from '../../bench/support/scaling-model';
 
 describe('the scaling model', () => {
   const costs = {
@@ -25,6 +25,22 @@ describe('the scaling model', () => {
     assert.equal(p.eventsPerSecond, 100_000);
     assert.equal(p.limitedBy, 'temporal (at most 1 core)');
     assert.equal(p.coresUsed.temporal, 1);
+  });
+});
+
+describe('the model from the benchmark runs', () => {
+  const run = (worker: number, postgres: number) => ({ cpuMicrosPerEvent: { 'relay worker': worker, postgres, 'postgres walwriter': 1, kafka: 5, temporal: 4, other: 500 } });
+  const model = modelFromRuns([run(60, 90), run(80, 110), run(70, 100)], 2, [4, 16]);
+
+  it('takes each component’s median, splits the WAL writer out of PostgreSQL and leaves other processes out', () => {
+    assert.deepEqual(model.inputsCpuMicrosPerEvent, { 'relay worker': 70, 'postgres (without the WAL writer)': 99, 'postgres WAL writer': 1, kafka: 5, temporal: 4 });
+  });
+
+  it('predicts for workers elsewhere from the services alone, until the shards (one core each) are the limit', () => {
+    // Services: 109 µs per event → 4 cores: 36,697/s; the relay's 2 shards: 2 cores / 70 µs = 28,571/s.
+    assert.equal(model.workersElsewhere[0]!.eventsPerSecond, 28_571);
+    assert.match(model.workersElsewhere[0]!.limitedBy, /relay worker \(2 shards/);
+    assert.equal(model.oneMachine[0]!.eventsPerSecond, Math.round(4e6 / 179));
   });
 });
 
