@@ -9,11 +9,11 @@ import { uniqueName } from '../testkit/ids';
 import { RelayWorkerProcess } from '../testkit/relay-worker-process';
 import { CpuCapUnavailable, createCappedGroup, openCpuController, processCpuSeconds, type CappedGroup, type CpuController } from './support/cpu-cap';
 import { childPidByTitle, measureCpu, postmasterPidOf } from './support/cpu-usage';
-import { insertBacklog, waitDrained } from './support/outbox-backlog';
+import { eventsPerShardSince, insertBacklog, maxOutboxId, waitDrained } from './support/outbox-backlog';
 import { median, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
 import { modelFromRuns } from './support/scaling-model';
-import { waitSpread } from './support/shard-spread';
+import { waitSpread, workerPidByShard } from './support/shard-spread';
 
 // Relay scale-out where the worker is the bottleneck (issue 13, point 3). Every relay worker
 // process runs in a cgroup of its own capped to the same CPU share, so 1, 2 and 3 workers can be
@@ -60,15 +60,20 @@ interface CappedWorker {
 interface WorkerShare {
   pid: number;
   shards: number;
+  /** This run's rows on its shards. */
+  events: number;
   cpuSeconds: number;
   cpuPerWallSecond: number;
   /** Share of the cgroup's scheduler periods in which the worker hit its quota. */
   throttledShare: number;
 }
 
-async function timedRun(db: TestDatabase, live: CappedWorker[], postmasterPid: number | undefined, walWriterPid: number | undefined, shardsByPid: Record<number, number>) {
+async function timedRun(db: TestDatabase, client: Client, ids: string[], live: CappedWorker[], postmasterPid: number | undefined, walWriterPid: number | undefined) {
   await waitDrained(db, 300_000, 'before run');
   await sleep(500);
+  // Where each shard runs as the timing starts, and the last id before this run's rows.
+  const placement = await workerPidByShard(client, ids);
+  const firstId = await maxOutboxId(db);
   const loadBefore = loadAverage();
   const pids = live.map((w) => w.process.child.pid!);
   const cpu = measureCpu(() => pids, { postmasterPid });
@@ -80,6 +85,9 @@ async function timedRun(db: TestDatabase, live: CappedWorker[], postmasterPid: n
   const seconds = (Date.now() - t0) / 1000;
   const usage = cpu.stop();
   const walAfter = walWriterPid === undefined ? undefined : processCpuSeconds(walWriterPid);
+  const placementAfter = await workerPidByShard(client, ids);
+  const eventsPerShard = await eventsPerShardSince(db, SHARDS, firstId);
+  const eventsOf = (pid: number) => eventsPerShard.reduce((sum, n, shard) => sum + (placement[shard] === pid ? n : 0), 0);
   const workers: WorkerShare[] = live.map((w, i) => {
     const pid = w.process.child.pid!;
     const cpuSeconds = processCpuSeconds(pid)! - before[i]!.cpu;
@@ -87,7 +95,8 @@ async function timedRun(db: TestDatabase, live: CappedWorker[], postmasterPid: n
     const periods = throttle.periods - before[i]!.throttle.periods;
     return {
       pid,
-      shards: shardsByPid[pid] ?? 0,
+      shards: placement.filter((p) => p === pid).length,
+      events: eventsOf(pid),
       cpuSeconds: +cpuSeconds.toFixed(2),
       cpuPerWallSecond: +(cpuSeconds / seconds).toFixed(3),
       throttledShare: periods > 0 ? +((throttle.throttledPeriods - before[i]!.throttle.throttledPeriods) / periods).toFixed(2) : 0,
@@ -97,7 +106,23 @@ async function timedRun(db: TestDatabase, live: CappedWorker[], postmasterPid: n
   if (overCap.length) throw new Error(`the CPU cap did not hold: worker(s) ${overCap.map((w) => `${w.pid} used ${w.cpuPerWallSecond} CPU per wall second`).join(', ')} against a cap of ${CAP}; no figure reported`);
   const cpuMicrosPerEvent = Object.fromEntries(Object.entries(usage.cpuSeconds).map(([group, s]) => [group, +((s / EVENTS) * 1e6).toFixed(1)]));
   if (walBefore !== undefined && walAfter !== undefined) cpuMicrosPerEvent['postgres walwriter'] = +(((walAfter - walBefore) / EVENTS) * 1e6).toFixed(2);
-  return { workers: live.length, events: EVENTS, seconds: +seconds.toFixed(2), eventsPerSecond: Math.round(EVENTS / seconds), perWorker: workers, cpu: usage, cpuMicrosPerEvent, loadAverageBefore: loadBefore, loadAverageAfter: loadAverage() };
+  // Each shard relays only its own keys' rows, so the worker with the most of them sets the pace:
+  // n workers can be at most (all rows / its rows) times as fast as one.
+  const speedupBoundByPlacement = +(EVENTS / Math.max(...workers.map((w) => w.events))).toFixed(2);
+  return {
+    workers: live.length,
+    events: EVENTS,
+    seconds: +seconds.toFixed(2),
+    eventsPerSecond: Math.round(EVENTS / seconds),
+    eventsPerShard,
+    placementHeldThroughout: placement.every((pid, shard) => placementAfter[shard] === pid),
+    speedupBoundByPlacement,
+    perWorker: workers,
+    cpu: usage,
+    cpuMicrosPerEvent,
+    loadAverageBefore: loadBefore,
+    loadAverageAfter: loadAverage(),
+  };
 }
 
 type Run = Awaited<ReturnType<typeof timedRun>> & { spreadSeconds: number; shardsPerWorker: number[] };
@@ -178,26 +203,32 @@ async function main() {
       while (live.length > n) await stopWorker();
       const spread = await waitSpread(db, client, ids, live.map((w) => w.process));
       await insertBacklog(db, WARMUP_EVENTS);
-      const run = { ...(await timedRun(db, live, postmasterPid, walWriterPid, spread.shardsByPid)), spreadSeconds: spread.seconds, shardsPerWorker: spread.shardsPerWorker };
+      const run = { ...(await timedRun(db, client, ids, live, postmasterPid, walWriterPid)), spreadSeconds: spread.seconds, shardsPerWorker: spread.shardsPerWorker };
       runs.push(run);
       console.log(
-        `${n} capped worker(s), shards ${spread.shardsPerWorker.join('/')} (spread in ${spread.seconds} s): ${run.eventsPerSecond} events/s (${EVENTS} in ${run.seconds} s); ` +
+        `${n} capped worker(s), shards ${spread.shardsPerWorker.join('/')} (spread in ${spread.seconds} s), events per worker ${run.perWorker.map((w) => w.events).join('/')} (placement allows ${run.speedupBoundByPlacement}×): ${run.eventsPerSecond} events/s (${EVENTS} in ${run.seconds} s); ` +
           `worker CPU per wall second ${run.perWorker.map((w) => w.cpuPerWallSecond).join(', ')} (cap ${CAP}), throttled in ${run.perWorker.map((w) => `${Math.round(w.throttledShare * 100)} %`).join(', ')} of periods; ` +
           `${run.cpu.coresBusy} of ${run.cpu.cores} cores busy; load ${run.loadAverageAfter[0]}`,
       );
     }
 
     const byWorkers = (n: number) => runs.filter((r) => r.workers === n).map((r) => r.eventsPerSecond);
-    const curve = [1, 2, 3].map((n) => ({ workers: n, medianEventsPerSecond: median(byWorkers(n)), runs: byWorkers(n) }));
-        const threeWorkerSpread = runs.find((r) => r.workers === 3)?.shardsPerWorker ?? [];
-    const allShares = runs.flatMap((r) => r.perWorker);
+    const curve = [1, 2, 3].map((n) => ({
+      workers: n,
+      medianEventsPerSecond: median(byWorkers(n)),
+      runs: byWorkers(n),
+      medianSpeedupBoundByPlacement: median(runs.filter((r) => r.workers === n).map((r) => r.speedupBoundByPlacement)),
+    }));
+        const allShares = runs.flatMap((r) => r.perWorker);
     const summary = {
       cpuCapPerWorker: CAP,
       curve,
       twoOverOne: +(curve[1]!.medianEventsPerSecond / curve[0]!.medianEventsPerSecond).toFixed(2),
       threeOverOne: +(curve[2]!.medianEventsPerSecond / curve[0]!.medianEventsPerSecond).toFixed(2),
-      // Each shard's rows are its own: with S shards on 3 equal workers the busiest one (⌈S/3⌉ shards) sets the pace.
-      threeOverOneBoundByShards: threeWorkerSpread.length ? +(SHARDS / Math.max(...threeWorkerSpread)).toFixed(2) : undefined,
+      // What the shards' placement allows (all rows / the busiest worker's rows), medians: the ratio cannot exceed it.
+      twoOverOneBoundByPlacement: curve[1]!.medianSpeedupBoundByPlacement,
+      threeOverOneBoundByPlacement: curve[2]!.medianSpeedupBoundByPlacement,
+      placementHeldInEveryRun: runs.every((r) => r.placementHeldThroughout),
       capVerification: {
         maxWorkerCpuPerWallSecond: Math.max(...allShares.map((w) => w.cpuPerWallSecond)),
         minWorkerCpuPerWallSecond: Math.min(...allShares.map((w) => w.cpuPerWallSecond)),
@@ -208,7 +239,7 @@ async function main() {
     };
     const model = modelFromRuns(runs, SHARDS, [2, 4, 8, 16]);
     const loadAtEnd = loadAverage();
-    console.log(`\ncurve (medians): ${curve.map((c) => `${c.workers} → ${c.medianEventsPerSecond}/s`).join(', ')}; 2/1 = ${summary.twoOverOne}×, 3/1 = ${summary.threeOverOne}× (shards bound ${summary.threeOverOneBoundByShards}×)`);
+    console.log(`\ncurve (medians): ${curve.map((c) => `${c.workers} → ${c.medianEventsPerSecond}/s`).join(', ')}; 2/1 = ${summary.twoOverOne}× (placement allows ${summary.twoOverOneBoundByPlacement}×), 3/1 = ${summary.threeOverOne}× (placement allows ${summary.threeOverOneBoundByPlacement}×)`);
     console.log(`cap ${CAP} CPU verified: workers used ${summary.capVerification.minWorkerCpuPerWallSecond}–${summary.capVerification.maxWorkerCpuPerWallSecond} CPU per wall second, throttled in a median ${Math.round(summary.capVerification.medianThrottledShare * 100)} % of periods`);
     console.log(`CPU per event (µs, medians): ${Object.entries(summary.cpuMicrosPerEvent).map(([g, us]) => `${g} ${us}`).join(', ')}`);
     console.log(`model, one machine: ${model.oneMachine.map((p) => `${p.cores} cores → ${p.eventsPerSecond}/s (${p.limitedBy})`).join('; ')}`);
@@ -242,17 +273,18 @@ async function main() {
           {
             data: { values: runs.map((r) => ({ workers: r.workers, eventsPerSecond: r.eventsPerSecond })) },
             mark: { type: 'point', opacity: 0.6 },
-            encoding: { x: { field: 'workers', type: 'ordinal', title: 'relay worker processes (each capped)' }, y: { field: 'eventsPerSecond', type: 'quantitative', title: 'events/s (commit → Kafka ack → marked)' } },
+            encoding: { x: { field: 'workers', type: 'ordinal', title: 'relay worker processes (each capped)', axis: { labelAngle: 0 } }, y: { field: 'eventsPerSecond', type: 'quantitative', title: 'events/s (commit → Kafka ack → marked)' } },
           },
           {
             data: {
               values: [
                 ...curve.map((c) => ({ workers: c.workers, eventsPerSecond: c.medianEventsPerSecond, series: 'median' })),
                 ...curve.map((c) => ({ workers: c.workers, eventsPerSecond: c.workers * linear, series: 'linear (n × 1-worker median)' })),
+                ...curve.map((c) => ({ workers: c.workers, eventsPerSecond: Math.round(c.medianSpeedupBoundByPlacement * linear), series: 'what the shards’ placement allows' })),
               ],
             },
             mark: { type: 'line', point: true },
-            encoding: { x: { field: 'workers', type: 'ordinal' }, y: { field: 'eventsPerSecond', type: 'quantitative' }, color: { field: 'series', type: 'nominal', title: null } },
+            encoding: { x: { field: 'workers', type: 'ordinal' }, y: { field: 'eventsPerSecond', type: 'quantitative' }, color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 300, orient: 'bottom' } } },
           },
         ],
         width: 500,

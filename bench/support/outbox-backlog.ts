@@ -27,3 +27,23 @@ export async function waitDrained(db: TestDatabase, timeoutMs: number, what: str
     await sleep(25);
   }
 }
+
+/** The highest outbox id so far (0 when empty): rows committed after it are the next run's. */
+export async function maxOutboxId(db: TestDatabase): Promise<number> {
+  return Number((await db.pool.query(`SELECT coalesce(max(id), 0) AS id FROM outbox_events`)).rows[0].id);
+}
+
+/**
+ * Rows per shard among those with id > afterId, by the relay's own shard filter
+ * (outbox/queries/fetch-pending-ids.ts): a shard relays only its keys' rows, so this is each
+ * shard's share of a run's work.
+ */
+export async function eventsPerShardSince(db: TestDatabase, shardCount: number, afterId: number): Promise<number[]> {
+  const { rows } = await db.pool.query<{ shard: number; n: number }>(
+    `SELECT (shard_hash & 2147483647) % $1::int AS shard, count(*)::int AS n FROM outbox_events WHERE id > $2::bigint GROUP BY 1`,
+    [shardCount, afterId],
+  );
+  const perShard = Array.from({ length: shardCount }, () => 0);
+  for (const r of rows) perShard[r.shard] = r.n;
+  return perShard;
+}

@@ -10,6 +10,11 @@ export async function shardStatuses(client: Client, ids: string[]) {
   return Promise.all(ids.map((id) => client.workflow.getHandle(id).query(statusQuery)));
 }
 
+/** The pid of the worker process each shard's last batch ran on (from its identity, `…-<pid>-<hex>`), in the order of `ids`. */
+export async function workerPidByShard(client: Client, ids: string[]): Promise<number[]> {
+  return (await shardStatuses(client, ids)).map((s) => Number(/-(\d+)-[0-9a-f]+$/.exec(s.worker ?? '')?.[1]));
+}
+
 /**
  * Waits until the shards' own status (`worker`, the identity of the worker whose session ran the
  * last batch) names every live worker process and no other, with none holding more than
@@ -21,13 +26,11 @@ export async function waitSpread(db: TestDatabase, client: Client, ids: string[]
   const pids = live.map((w) => w.child.pid!);
   for (;;) {
     await insertBacklog(db, 2_000);
+    const pidByShard = await workerPidByShard(client, ids);
     const byPid = new Map<number, number>();
-    for (const s of await shardStatuses(client, ids)) {
-      const pid = Number(/-(\d+)-[0-9a-f]+$/.exec(s.worker ?? '')?.[1]);
-      byPid.set(pid, (byPid.get(pid) ?? 0) + 1);
-    }
+    for (const pid of pidByShard) byPid.set(pid, (byPid.get(pid) ?? 0) + 1);
     const ok = [...byPid.keys()].every((p) => pids.includes(p)) && pids.every((p) => byPid.has(p)) && Math.max(...byPid.values()) <= Math.ceil(ids.length / live.length) + 1;
-    if (ok) return { seconds: +((Date.now() - started) / 1000).toFixed(1), shardsPerWorker: [...byPid.values()].sort((a, b) => b - a), shardsByPid: Object.fromEntries(byPid) };
+    if (ok) return { seconds: +((Date.now() - started) / 1000).toFixed(1), shardsPerWorker: [...byPid.values()].sort((a, b) => b - a), shardsByPid: Object.fromEntries(byPid), pidByShard };
     if (Date.now() - started > timeoutMs) throw new Error(`shards not spread over ${live.length} workers in ${timeoutMs / 1000} s: ${JSON.stringify([...byPid])}`);
     await sleep(1000);
   }
