@@ -76,7 +76,7 @@ async function timedRun(db: TestDatabase, client: Client, ids: string[], live: C
   const firstId = await maxOutboxId(db);
   const loadBefore = loadAverage();
   const pids = live.map((w) => w.process.child.pid!);
-  const cpu = measureCpu(() => pids, { postmasterPid });
+  const cpu = measureCpu(() => pids, { postmasterPid, databaseName: db.name });
   const before = live.map((w) => ({ cpu: processCpuSeconds(w.process.child.pid!)!, throttle: w.group.throttling() }));
   const walBefore = walWriterPid === undefined ? undefined : processCpuSeconds(walWriterPid);
   const t0 = Date.now();

@@ -13,12 +13,27 @@ interface GroupOptions {
   workerLabel: string;
   /** When set, only this postmaster and its children count as 'postgres'; another cluster's are 'other postgres'. */
   postmasterPid?: number;
+  /**
+   * When set, a backend or autovacuum worker of another database (named in its process title)
+   * counts as 'other databases': on a server other work shares, only this database's sessions
+   * and the server's shared processes (WAL writer, checkpointer, …) are the benchmark's.
+   */
+  databaseName?: string;
+}
+
+/** The database a PostgreSQL process serves, from its title ('postgres: user db host(port) state', 'postgres: autovacuum worker db'); undefined for shared processes. */
+export function databaseOfPostgresTitle(title: string): string | undefined {
+  return /^postgres: autovacuum worker (\S+)/.exec(title)?.[1] ?? /^postgres: \S+ (\S+) (?:\[local\]|\S+\(\d+\))/.exec(title)?.[1];
 }
 
 function groupOf(pid: number, ppid: number, comm: string, cmdline: string, workerPids: Set<number>, o: GroupOptions): Group {
   if (pid === process.pid) return 'benchmark';
   if (workerPids.has(pid)) return o.workerLabel;
-  if (comm === 'postgres' || comm === 'postmaster') return o.postmasterPid === undefined || pid === o.postmasterPid || ppid === o.postmasterPid ? 'postgres' : 'other postgres';
+  if (comm === 'postgres' || comm === 'postmaster') {
+    if (o.postmasterPid !== undefined && pid !== o.postmasterPid && ppid !== o.postmasterPid) return 'other postgres';
+    const database = o.databaseName === undefined ? undefined : databaseOfPostgresTitle(cmdline);
+    return database !== undefined && database !== o.databaseName ? 'other databases' : 'postgres';
+  }
   if (comm === 'java' && cmdline.includes('kafka')) return 'kafka';
   if (comm.startsWith('temporal')) return 'temporal';
   return 'other';
@@ -36,7 +51,7 @@ function snapshot(workerPids: Set<number>, o: GroupOptions): Map<number, { group
       const comm = stat.slice(stat.indexOf('(') + 1, close);
       const fields = stat.slice(close + 2).split(' ');
       const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
-      const cmdline = comm === 'java' ? fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8') : '';
+      const cmdline = comm === 'java' || (comm === 'postgres' && o.databaseName !== undefined) ? fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() : '';
       perPid.set(Number(entry), { group: groupOf(Number(entry), Number(fields[1]), comm, cmdline, workerPids, o), ticks });
     } catch {
       // the process ended while we read it
