@@ -83,15 +83,18 @@ async function timedRun(db: TestDatabase, client: Client, ids: string[], live: C
   await insertBacklog(db, EVENTS);
   await waitDrained(db, 900_000, 'backlog');
   const seconds = (Date.now() - t0) / 1000;
+  // Read at once, before the queries below: the status queries run on the workers and would add
+  // CPU outside the timed window.
   const usage = cpu.stop();
+  const after = live.map((w) => ({ cpu: processCpuSeconds(w.process.child.pid!)!, throttle: w.group.throttling() }));
   const walAfter = walWriterPid === undefined ? undefined : processCpuSeconds(walWriterPid);
   const placementAfter = await workerPidByShard(client, ids);
   const eventsPerShard = await eventsPerShardSince(db, SHARDS, firstId);
   const eventsOf = (pid: number) => eventsPerShard.reduce((sum, n, shard) => sum + (placement[shard] === pid ? n : 0), 0);
   const workers: WorkerShare[] = live.map((w, i) => {
     const pid = w.process.child.pid!;
-    const cpuSeconds = processCpuSeconds(pid)! - before[i]!.cpu;
-    const throttle = w.group.throttling();
+    const cpuSeconds = after[i]!.cpu - before[i]!.cpu;
+    const throttle = after[i]!.throttle;
     const periods = throttle.periods - before[i]!.throttle.periods;
     return {
       pid,
