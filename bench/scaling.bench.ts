@@ -32,7 +32,7 @@ import { waitSpread, workerPidByShard } from './support/shard-spread';
 // worker CPU and ≈ 65 µs of PostgreSQL CPU per event, ≈ 30 µs more in Kafka and Temporal
 // (bench/results/relay-scale.json). With 3 workers at 0.2 CPU (0.6 CPU, ≈ 7,000–10,000 events/s
 // with 8 shards split 3/3/2) the services need about one core, which leaves headroom on two for
-// the benchmark's own inserts and the machine's other work (measured: 1.3–1.6 of the 2 cores busy
+// the benchmark's own inserts and the machine's other work (measured: 1.05–1.55 of the 2 cores busy
 // in the 3-worker runs, other sessions' work included; docs/scaling.md). At 0.25 the 3-worker step
 // would need most of both cores and PostgreSQL would be the bottleneck again; below 0.15 a
 // 1-worker run of 200,000 events takes minutes.
