@@ -29,7 +29,7 @@ export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers
         const started = performance.now();
         const { appliedByType, ...result } = await applyEvents(pool, handlers, batch);
         // Refused and conflicting events are parked by this call (a retry may count them again).
-        recordHandlerCall(batch.consumer, n, { appliedByType, duplicates: result.duplicates, newlyParked: result.rejected + result.conflicts }, performance.now() - started);
+        recordHandlerCall(batch.consumer, n, { appliedByType, duplicates: result.duplicates, rejected: result.rejected, conflicts: result.conflicts }, performance.now() - started);
         return result;
       } catch (err) {
         if (err instanceof MissingHandlerError) throw ApplicationFailure.create({ type: INBOX_FAILURES.noHandler, nonRetryable: true, message: err.message });
