@@ -10,7 +10,7 @@ import { startRelays } from '../outbox/relay-control';
 import { ensureRetentionSchedule } from '../retention/schedule';
 import { deleteTopics } from '../testkit/kafka';
 import { createTestDatabase } from '../testkit/database';
-import { WORKER_NODE_ARGS } from '../workers/node-args';
+import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
 import type { WorkerName } from '../workers/entries';
 import { saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
@@ -59,6 +59,7 @@ async function main() {
   const topic = `bench-memory-soak-${suffix}`;
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
+    ...WORKER_ENV,
     DATABASE_URL: db.url,
     KAFKA_TOPIC: topic,
     KAFKA_DEAD_LETTER_TOPIC: `${topic}.dlq`,
@@ -192,6 +193,7 @@ async function main() {
         kafkaPartitions: config.kafka.partitions,
         retention: { interval: config.retention.interval, windowMs: config.retention.windowMs, note: 'the defaults are 10m and 24 h; shortened so retention deletes throughout the run' },
         workerNodeArgs: Object.fromEntries(WORKERS.map((w) => [w, [...WORKER_NODE_ARGS[w], ...extraNodeArgs(w)]])),
+        workerEnv: WORKER_ENV,
         loadAverageAtStart: loadAtStart,
         loadAverageAtEnd: loadAtEnd,
         target: 'each worker ≤ 250 MB (10^6 bytes) RSS; MiB beside it',

@@ -4,7 +4,7 @@ import type { Kafka } from 'kafkajs';
 import { PROJECT_ROOT } from '../config/env';
 import { HEADERS } from '../kafka/message-format';
 import { withComponentRole } from './database';
-import { WORKER_NODE_ARGS } from '../workers/node-args';
+import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
 
 // Helpers for the consumer tests: real consumer worker processes, events in the relay's wire
 // format, and waits on outcomes (never on wall-clock speed).
@@ -32,7 +32,7 @@ export function spawnConsumer(env: Record<string, string>, entry = 'workers/cons
   const proc = spawn(process.execPath, [...WORKER_NODE_ARGS.consumer, '--import', 'tsx', entry], {
     cwd: PROJECT_ROOT,
     // Under the worker's own role on the local stack, as `npm start` runs it.
-    env: { ...process.env, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },
+    env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
