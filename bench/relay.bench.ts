@@ -14,20 +14,21 @@ import { median, percentile, saveBenchmark } from './support/report';
 import { uniqueName } from '../testkit/ids';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 
-// Relay benchmark: outbox commit → Kafka ack (acks=all) → marked published. Compares the relay's
-// two activity modes side by side in one run — 'remote' (fetch/publish/mark as ordinary
-// activities, the original design) and 'local' (local activities, the default) — as ratios of
-// medians over repeated, interleaved runs (so machine noise hits both alike):
-//   1. throughput: drain 40,000 events committed in 10,000-row transactions while the relays run
-//   2. 1 vs 2 worker processes (local mode)
-//   3. latency at 1,000 events/s offered: commit (client-side, after COMMIT) → append on the
+// Relay benchmark: outbox commit → Kafka ack (acks=all) → marked published, at the settings a
+// user gets from `npm start` (config/env.ts: relay sessions, RELAY_SHARDS, RELAY_BATCH_SIZE). The
+// default 'session' mode runs beside 'local' (local activities in the worker that holds the shard,
+// the mode before sessions and still a choice) as ratios of medians over repeated, interleaved
+// runs (so machine noise hits both alike):
+//   1. throughput: drain BENCH_EVENTS (200,000) events committed in 10,000-row transactions
+//      while the relays run; CPU seconds per process group and per event
+//   2. latency at 1,000 events/s offered: commit (client-side, after COMMIT) → append on the
 //      broker (the topic uses message.timestamp.type=LogAppendTime)
-//   4. idle cost (local mode): database transactions and history events per idle minute
-//   5. kafkajs alone: one send of a relay batch, by acks and message size
-// Also recorded per run: CPU seconds by process group (PostgreSQL, Kafka, Temporal, the relay
-// worker), and shard 0's history profile. Everything shares this machine with PostgreSQL,
-// Kafka and the Temporal dev server, and with whatever else runs on it (load average recorded).
-// Run: npm run bench:relay   (about 7 minutes; BENCH_QUICK=1 for a 2-minute smoke run)
+//   3. idle cost at the defaults: database transactions and history events per idle minute
+//   4. kafkajs alone: one send of a relay batch, by acks and message size
+// Scale-out over worker processes is measured by bench:relay-scale and bench:scaling. Everything
+// shares this machine with PostgreSQL, Kafka and the Temporal dev server, and with whatever else
+// runs on it (load average recorded).
+// Run: npm run bench:relay   (about 10 minutes; BENCH_QUICK=1 for a 2-minute smoke run)
 
 const quick = process.env.BENCH_QUICK === '1';
 const REPEATS = quick ? 1 : 3;
@@ -35,6 +36,9 @@ const REPEATS = quick ? 1 : 3;
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
 const LATENCY_SECONDS = quick ? 5 : 10;
 const config = loadConfig();
+// What `npm start` runs: no activityMode in the shard's input means relay sessions.
+const DEFAULTS = { shards: config.relay.shards, batchSize: config.relay.batchSize, mode: 'session' as const };
+const MODES: RelayActivityMode[] = ['session', 'local'];
 const kafka = new Kafka({ clientId: `relay-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
@@ -84,10 +88,12 @@ async function throughputRun(db: TestDatabase, client: Client, workers: WorkerPo
         `(${EVENTS} in ${seconds.toFixed(2)} s; inserts took ${insertSeconds.toFixed(2)} s; ${cpuUsage.coresBusy} of ${cpuUsage.cores} cores busy; ` +
         `worker peak RSS ${peakRssMiB} MiB; load ${loadAverage()[0]})`,
     );
+    const cpuMicrosPerEvent = Object.fromEntries(Object.entries(cpuUsage.cpuSeconds).map(([group, sec]) => [group, Math.round((sec * 1e6) / EVENTS)]));
     return {
       ...opts,
       workers: workers.processes.length,
       events: EVENTS,
+      cpuMicrosPerEvent,
       seconds: +seconds.toFixed(2),
       insertSeconds: +insertSeconds.toFixed(2),
       eventsPerSecond,
@@ -110,8 +116,7 @@ interface LatencyState {
 
 async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool, consumerState: LatencyState, mode: RelayActivityMode) {
   const relays = new Relays(client, workers.taskQueue);
-  const shards = 2;
-  const batchSize = 2000;
+  const { shards, batchSize } = DEFAULTS;
   const rate = 1000;
   consumerState.committedAt.clear();
   consumerState.appendedAt.clear();
@@ -173,10 +178,10 @@ async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool,
 
 async function idleRun(db: TestDatabase, client: Client, workers: WorkerPool, seconds: number) {
   const relays = new Relays(client, workers.taskQueue);
-  const shards = 2;
+  const { shards, batchSize, mode } = DEFAULTS;
   try {
     await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
-    await relays.start({ shards, batchSize: 2000, mode: 'local' });
+    await relays.start({ shards, batchSize, mode });
     // Long enough for the previous runs' terminated shards' waits to notice (heartbeat, 10 s).
     await sleep(12_000);
     const xacts = async () => {
@@ -193,7 +198,7 @@ async function idleRun(db: TestDatabase, client: Client, workers: WorkerPool, se
     const perMinute = 60 / seconds;
     // Our own two measurement transactions are subtracted.
     const result = {
-      mode: 'local',
+      mode,
       shards,
       seconds,
       databaseTransactionsPerIdleMinute: Math.round((x1 - x0 - 2) * perMinute),
@@ -217,41 +222,31 @@ async function main() {
   const probeTopic = (await createTestTopic(6, { prefix: 'bench-relay', logAppendTime: true, kafka })).topic;
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
-  // One worker on its own queue for the single-worker runs, two on another for the scaling run;
-  // idle workers only long-poll, which costs nothing measurable.
   const one = await startWorkers(db, topic, 1);
-  const two = await startWorkers(db, topic, 2);
   try {
-    for (const w of [...one.processes, ...two.processes]) await w.waitUntilRunning();
+    for (const w of one.processes) await w.waitUntilRunning();
 
-    // 1. Throughput, remote vs local, interleaved pairs.
-    const configs = quick ? [{ batchSize: 2000, shards: 2 }] : [{ batchSize: 2000, shards: 2 }, { batchSize: 5000, shards: 2 }, { batchSize: 5000, shards: 4 }];
+    // 1. Throughput at the defaults, session vs local, interleaved (ABBA…).
+    const order = (r: number) => (r % 2 === 0 ? MODES : [...MODES].reverse());
     const throughput: Awaited<ReturnType<typeof throughputRun>>[] = [];
-    for (let r = 0; r < REPEATS; r++) {
-      for (const c of configs) {
-        for (const mode of r % 2 === 0 ? (['remote', 'local'] as const) : (['local', 'remote'] as const)) {
-          throughput.push(await throughputRun(db, client, one, { ...c, mode }));
-        }
-      }
-    }
-    const throughputSummary = configs.map((c) => {
-      const of = (mode: RelayActivityMode) => throughput.filter((t) => t.mode === mode && t.batchSize === c.batchSize && t.shards === c.shards).map((t) => t.eventsPerSecond);
-      const remote = median(of('remote'));
-      const local = median(of('local'));
-      const localPeakRss = throughput.filter((t) => t.mode === 'local' && t.batchSize === c.batchSize && t.shards === c.shards).map((t) => t.peakRssMiB);
-      return { ...c, remoteMedian: remote, localMedian: local, localOverRemote: ratio(local, remote), remoteRuns: of('remote'), localRuns: of('local'), localPeakRssMiB: Math.max(...localPeakRss) };
-    });
-    const best = [...throughputSummary].sort((a, b) => b.localMedian - a.localMedian)[0]!;
+    for (let r = 0; r < REPEATS; r++) for (const mode of order(r)) throughput.push(await throughputRun(db, client, one, { ...DEFAULTS, mode }));
+    const runsOf = (mode: RelayActivityMode) => throughput.filter((t) => t.mode === mode);
+    /** Median CPU microseconds per event of each process group over a mode's runs. */
+    const cpuPerEvent = (mode: RelayActivityMode) => {
+      const groups = [...new Set(runsOf(mode).flatMap((t) => Object.keys(t.cpuMicrosPerEvent)))];
+      return Object.fromEntries(groups.map((g) => [g, median(runsOf(mode).map((t) => t.cpuMicrosPerEvent[g] ?? 0))]));
+    };
+    const throughputSummary = {
+      shards: DEFAULTS.shards,
+      batchSize: DEFAULTS.batchSize,
+      defaultMode: DEFAULTS.mode,
+      byMode: Object.fromEntries(
+        MODES.map((mode) => [mode, { median: median(runsOf(mode).map((t) => t.eventsPerSecond)), runs: runsOf(mode).map((t) => t.eventsPerSecond), peakRssMiB: Math.max(...runsOf(mode).map((t) => t.peakRssMiB)), cpuMicrosPerEvent: cpuPerEvent(mode) }]),
+      ) as Record<RelayActivityMode, { median: number; runs: number[]; peakRssMiB: number; cpuMicrosPerEvent: Record<string, number> }>,
+    };
+    const sessionOverLocal = ratio(throughputSummary.byMode.session.median, throughputSummary.byMode.local.median);
 
-    // 2. 1 vs 2 worker processes, local mode, best configuration.
-    const scaling: Awaited<ReturnType<typeof throughputRun>>[] = [];
-    for (let r = 0; r < REPEATS; r++) {
-      for (const pool of r % 2 === 0 ? [one, two] : [two, one]) scaling.push(await throughputRun(db, client, pool, { mode: 'local', batchSize: best.batchSize, shards: best.shards }));
-    }
-    const byWorkers = (n: number) => median(scaling.filter((s) => s.workers === n).map((s) => s.eventsPerSecond));
-    const scalingSummary = { batchSize: best.batchSize, shards: best.shards, oneWorkerMedian: byWorkers(1), twoWorkersMedian: byWorkers(2), twoOverOne: ratio(byWorkers(2), byWorkers(1)) };
-
-    // 3. Latency at 1,000 events/s, remote vs local, interleaved.
+    // 2. Latency at 1,000 events/s at the defaults, session vs local, interleaved.
     const consumerState: LatencyState = { committedAt: new Map(), appendedAt: new Map() };
     const consumer = kafka.consumer({ groupId: uniqueName('bench-relay-latency'), sessionTimeout: 10_000, maxWaitTimeInMs: 20 });
     const latency: Awaited<ReturnType<typeof latencyRun>>[] = [];
@@ -266,20 +261,14 @@ async function main() {
         },
       });
       await sleep(3000);
-      for (let r = 0; r < REPEATS; r++) {
-        for (const mode of r % 2 === 0 ? (['remote', 'local'] as const) : (['local', 'remote'] as const)) latency.push(await latencyRun(db, client, one, consumerState, mode));
-      }
+      for (let r = 0; r < REPEATS; r++) for (const mode of order(r)) latency.push(await latencyRun(db, client, one, consumerState, mode));
     } finally {
       await consumer.disconnect().catch(() => undefined);
     }
     const latencyOf = (mode: RelayActivityMode, key: 'p50Ms' | 'p99Ms') => median(latency.filter((l) => l.mode === mode).map((l) => l[key]));
-    const latencySummary = {
-      remote: { p50MsMedian: latencyOf('remote', 'p50Ms'), p99MsMedian: latencyOf('remote', 'p99Ms') },
-      local: { p50MsMedian: latencyOf('local', 'p50Ms'), p99MsMedian: latencyOf('local', 'p99Ms') },
-      p99RemoteOverLocal: ratio(latencyOf('remote', 'p99Ms'), latencyOf('local', 'p99Ms')),
-    };
+    const latencySummary = Object.fromEntries(MODES.map((mode) => [mode, { p50MsMedian: latencyOf(mode, 'p50Ms'), p99MsMedian: latencyOf(mode, 'p99Ms') }])) as Record<RelayActivityMode, { p50MsMedian: number; p99MsMedian: number }>;
 
-    // 4. Idle cost. 5. kafkajs alone.
+    // 3. Idle cost. 4. kafkajs alone.
     const idle = await idleRun(db, client, one, quick ? 20 : 60);
     const kafkaProbe = [];
     for (const p of [
@@ -293,17 +282,13 @@ async function main() {
     }
 
     console.log('\nsummary (medians of', REPEATS, 'runs):');
-    for (const s of throughputSummary) {
-      console.log(`  throughput batch=${s.batchSize} shards=${s.shards}: remote ${s.remoteMedian}/s, local ${s.localMedian}/s, local/remote ${s.localOverRemote}×; local worker peak RSS ${s.localPeakRssMiB} MiB`);
+    for (const mode of MODES) {
+      const t = throughputSummary.byMode[mode];
+      const cpu = Object.entries(t.cpuMicrosPerEvent).map(([g, us]) => `${g} ${us}`).join(', ');
+      console.log(`  ${mode}${mode === DEFAULTS.mode ? ' (default)' : ''}, batch ${DEFAULTS.batchSize}, ${DEFAULTS.shards} shards: ${t.median}/s (runs ${t.runs.join(', ')}); worker peak RSS ${t.peakRssMiB} MiB; CPU µs per event: ${cpu}`);
+      console.log(`    latency at 1,000/s: p50 ${latencySummary[mode].p50MsMedian} / p99 ${latencySummary[mode].p99MsMedian} ms`);
     }
-    console.log(`  workers (local, batch=${scalingSummary.batchSize} shards=${scalingSummary.shards}): 1 → ${scalingSummary.oneWorkerMedian}/s, 2 → ${scalingSummary.twoWorkersMedian}/s (${scalingSummary.twoOverOne}×)`);
-    console.log(`  latency at 1,000/s: remote p50 ${latencySummary.remote.p50MsMedian} / p99 ${latencySummary.remote.p99MsMedian} ms; local p50 ${latencySummary.local.p50MsMedian} / p99 ${latencySummary.local.p99MsMedian} ms`);
-    // The highest per-run peak of each pool (the high-water mark is reset before every run).
-    const workerPeakRssMiB = {
-      oneWorker: Math.max(...[...throughput, ...scaling].filter((t) => t.workers === 1).map((t) => t.peakRssMiB)),
-      twoWorkers: Math.max(...scaling.filter((t) => t.workers === 2).map((t) => t.peakRssMiB)),
-    };
-    console.log(`  relay worker peak RSS (VmHWM, any run): ${workerPeakRssMiB.oneWorker} MiB alone, ${workerPeakRssMiB.twoWorkers} MiB with two workers`);
+    console.log(`  session / local throughput: ${sessionOverLocal}×`);
     const loadAtEnd = loadAverage();
     console.log(`  load average: ${loadAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min`);
 
@@ -321,18 +306,17 @@ async function main() {
         minutes: +((Date.now() - startedAt) / 60_000).toFixed(1),
         note: 'PostgreSQL, Kafka, the Temporal dev server (SQLite) and the relay worker share this machine; other test runs may add noise',
       },
-      results: { throughputSummary, scalingSummary, latencySummary, workerPeakRssMiB, throughput, scaling, latency, idle, kafkaProbe },
+      results: { throughputSummary, sessionOverLocal, latencySummary, throughput, latency, idle, kafkaProbe },
       chart: {
         $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-        title: `Outbox relay, remote vs local activities (medians of ${REPEATS} runs; load ${loadAtStart[0]} on ${os.cpus().length} cores)`,
+        title: `Outbox relay at the defaults (${DEFAULTS.shards} shards, batch ${DEFAULTS.batchSize}): relay sessions vs local activities (medians of ${REPEATS} runs; load ${loadAtStart[0]} on ${os.cpus().length} cores)`,
         hconcat: [
           {
             title: 'commit → Kafka ack → marked (events/s, 1 worker)',
-            data: { values: throughputSummary.flatMap((s) => (['remote', 'local'] as const).map((mode) => ({ config: `batch ${s.batchSize}, ${s.shards} shards`, mode, eventsPerSecond: mode === 'local' ? s.localMedian : s.remoteMedian }))) },
+            data: { values: MODES.map((mode) => ({ mode, eventsPerSecond: throughputSummary.byMode[mode].median })) },
             mark: 'bar',
             encoding: {
-              x: { field: 'config', type: 'nominal', title: null },
-              xOffset: { field: 'mode' },
+              x: { field: 'mode', type: 'nominal', title: null },
               y: { field: 'eventsPerSecond', type: 'quantitative', title: 'events/s' },
               color: { field: 'mode', type: 'nominal', title: 'activities' },
             },
@@ -341,7 +325,7 @@ async function main() {
           },
           {
             title: 'commit → on Kafka at 1,000 events/s (ms)',
-            data: { values: (['remote', 'local'] as const).flatMap((mode) => [{ mode, stat: 'p50', ms: latencySummary[mode].p50MsMedian }, { mode, stat: 'p99', ms: latencySummary[mode].p99MsMedian }]) },
+            data: { values: MODES.flatMap((mode) => [{ mode, stat: 'p50', ms: latencySummary[mode].p50MsMedian }, { mode, stat: 'p99', ms: latencySummary[mode].p99MsMedian }]) },
             mark: 'bar',
             encoding: {
               x: { field: 'stat', type: 'nominal', title: null },
@@ -357,7 +341,7 @@ async function main() {
     });
     console.log(`saved: ${written.join(', ')}`);
   } finally {
-    for (const w of [...one.processes, ...two.processes]) await w.kill9();
+    for (const w of one.processes) await w.kill9();
     await connection.close();
     await deleteTopics([topic, probeTopic], kafka);
     await db.drop();

@@ -17,7 +17,7 @@ export const inboxDuplicates = new Counter({
 
 export const inboxParkedTotal = new Counter({
   name: 'inbox_parked_total',
-  help: 'Events a consumer parked instead of applying: stage "validation" (malformed, missing fields, unknown type ...) or "unknown_account"',
+  help: 'Events a consumer parked instead of applying, by stage: "validation" (malformed, missing fields), "unknown_type" (no handler, with CONSUMER_UNKNOWN_EVENT_TYPES=park), "rejected" (the handler refused it, e.g. an unknown account), "conflict" (same event id, different payload)',
   labelNames: ['handler', 'stage'] as const,
 });
 
@@ -47,12 +47,15 @@ export const inboxParked = new Gauge({
   labelNames: ['handler'] as const,
 });
 
-/** One handler call's outcome: applied per event type, absorbed repeats, parked refusals, its duration. */
-export function recordHandlerCall(handler: string, events: number, result: { appliedByType: Record<string, number>; duplicates: number; newlyParked?: number }, ms: number): void {
+/** One handler call's outcome: applied per event type, absorbed repeats, newly parked refusals and conflicts, its duration. */
+export function recordHandlerCall(handler: string, events: number, result: { appliedByType: Record<string, number>; duplicates: number; rejected: number; conflicts: number }, ms: number): void {
   for (const [eventType, applied] of Object.entries(result.appliedByType)) inboxApplied.inc({ handler, event_type: eventType }, applied);
   inboxDuplicates.inc({ handler }, result.duplicates);
-  // Newly parked only: a retried or redelivered batch meets the same unknown account again.
-  if (result.newlyParked) inboxParkedTotal.inc({ handler, stage: 'unknown_account' }, result.newlyParked);
+  // Newly parked only: a retried or redelivered batch meets the same refusal again. A refusal is
+  // whatever the handler said no to (an unknown account for the credit, a taken key for a
+  // shipment), so the stage names the outcome, not one handler's reason (that is in the row).
+  if (result.rejected) inboxParkedTotal.inc({ handler, stage: 'rejected' }, result.rejected);
+  if (result.conflicts) inboxParkedTotal.inc({ handler, stage: 'conflict' }, result.conflicts);
   inboxHandlerDuration.observe({ handler }, ms / 1000);
   inboxHandlerBatchEvents.observe({ handler }, events);
 }

@@ -15,7 +15,7 @@ import { applyWorkflowRunner } from '../inbox/consume-batch';
 import { HandlerRegistry } from '../inbox/handler';
 import { payloadHash } from '../inbox/payload-hash';
 import { paymentConfirmedHandler } from '../payments/credit-handler';
-import { APPLY_CREDIT_WORKFLOW, type ApplyCreditWorkflow, type EventBatch } from '../workflows/inbox-contract';
+import type { EventBatch } from '../workflows/inbox-contract';
 import { statusQuery, stopSignal } from '../workflows/relay-contract';
 import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../workflows/retention-contract';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
@@ -141,15 +141,12 @@ async function recordCredit(): Promise<{ name: string; history: History }[]> {
       }),
       payloadHashes: payloads.map((p) => payloadHash(p)),
     };
-    const singleId = uniqueName('histories-credit-one');
     await worker.runUntil(async () => {
       const result = await applyWorkflowRunner(client, taskQueue)(batchId, batch);
       say(`event batch: ${JSON.stringify(result)}`);
-      await client.workflow.execute<ApplyCreditWorkflow>(APPLY_CREDIT_WORKFLOW, { taskQueue, workflowId: singleId, args: [{ consumer: 'histories', event: { eventId: 'e4', accountId: '1002', amount: '7' } }] });
     });
     return [
       { name: 'credit-batch', history: await client.workflow.getHandle(batchId).fetchHistory() },
-      { name: 'credit-one', history: await client.workflow.getHandle(singleId).fetchHistory() },
     ];
   } finally {
     await connection.close();

@@ -16,6 +16,17 @@ export const HISTORIES_DIR = path.join(PROJECT_ROOT, 'test', 'histories');
 /** Every workflow the production workers bundle, in one module for the replayer. */
 export const PRODUCTION_WORKFLOWS_PATH = require.resolve('../test/fixtures/production-workflows');
 
+/**
+ * Workflow types a release removed, with the release that removed them. Their recorded histories
+ * stay under test/histories (what an older release ran), but no longer replay: the replay test
+ * checks instead that each one is really gone from the bundle and that docs/upgrading.md tells
+ * operators what to do with runs still open when they upgrade.
+ */
+export const RETIRED_WORKFLOW_TYPES: Record<string, { removedIn: string }> = {
+  // The seed's one-event-per-workflow credit: used by one test only; applyEventsWorkflow does its work.
+  applyCreditWorkflow: { removedIn: 'v0.2.0' },
+};
+
 export interface RecordedHistory {
   release: string;
   name: string;

@@ -52,10 +52,6 @@ export type ApplyEventsWorkflow = typeof consumerWorkerWorkflows.applyEventsWork
 /** Workflow type of one batch (`client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, …)`). */
 export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
 
-export type ApplyCreditWorkflow = typeof consumerWorkerWorkflows.applyCreditWorkflow;
-/** The seed's one-event-per-workflow path (test/integration/inbox-seed). */
-export const APPLY_CREDIT_WORKFLOW = 'applyCreditWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
-
 export type RedriveParkedEventsWorkflow = typeof consumerWorkerWorkflows.redriveParkedEventsWorkflow;
 /** Redrives parked events of one consumer (`outbox inbox redrive`); runs on the consumer's task queue. */
 export const REDRIVE_PARKED_EVENTS_WORKFLOW = 'redriveParkedEventsWorkflow' satisfies keyof typeof consumerWorkerWorkflows;

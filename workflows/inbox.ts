@@ -1,5 +1,5 @@
 import { proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
-import type { ApplyCreditInput, ApplyCreditResult, InboxActivities } from '../activities/inbox';
+import type { InboxActivities } from '../activities/inbox';
 import { INBOX_FAILURES, type EventBatch, type EventBatchResult, type RedriveRequest, type RedriveResult } from './inbox-contract';
 import { PROGRAMMING_ERRORS } from './programming-errors';
 
@@ -39,17 +39,11 @@ const applyLocalActivity: LocalActivityOptions = {
   retry: applyActivity.retry,
 };
 
-const { applyCredit } = proxyActivities<InboxActivities>(applyActivity);
 const { applyEvents } = proxyLocalActivities<InboxActivities>(applyLocalActivity);
 
 /** Applies a batch of events through their handlers, each guarded by the inbox. */
 export async function applyEventsWorkflow(batch: EventBatch): Promise<EventBatchResult> {
   return applyEvents(batch);
-}
-
-/** The seed's per-event path, kept as the literal demonstration of the inbox (test/integration/inbox-seed). */
-export async function applyCreditWorkflow(input: ApplyCreditInput): Promise<ApplyCreditResult> {
-  return applyCredit(input);
 }
 
 /**

@@ -25,8 +25,7 @@ export interface RelayShardInput {
    * relay session, scheduled on the task queue of the relay worker the shard is placed on, so
    * shards spread over every live relay worker. 'local': as local activities in the worker that
    * runs this workflow (the default before sessions; a shard then stays on whichever worker holds
-   * it). 'remote': as ordinary activities dispatched through the task queue (the original design,
-   * kept so the benchmark can compare). See docs/relay.md.
+   * it). See docs/relay.md.
    */
   activityMode?: RelayActivityMode;
   /** Session mode: how long one session may last before the workflow records its counters and places the shard again (default 30 s). */
@@ -37,7 +36,7 @@ export interface RelayShardInput {
   paused?: PauseState;
 }
 
-export type RelayActivityMode = 'session' | 'local' | 'remote';
+export type RelayActivityMode = 'session' | 'local';
 
 /** Runs started by code that knows sessions are the default; histories from before replay as 'local'. */
 export const RELAY_SESSIONS_PATCH = 'relay-sessions';
@@ -50,6 +49,8 @@ export const stopSignal = defineSignal('stop');
 export const RELAY_FAILURES = {
   /** The shard's count differs from the outbox's recorded layout: an operator error, never retried. */
   layoutMismatch: 'RelayLayoutMismatch',
+  /** The input names an activity mode this release does not have (e.g. 'remote', removed in 0.2). */
+  unknownActivityMode: 'RelayUnknownActivityMode',
 } as const;
 
 export { pauseSignal, resumeSignal, redriveUpdate, type PauseRequest, type PauseState, type RedriveRequest } from './relay-operator';

@@ -25,7 +25,7 @@ import { pauseSignal, redriveUpdate, resumeSignal, type PauseState } from './rel
 import { RELAY_FAILURES, RELAY_SESSIONS_PATCH, statusQuery, stopSignal, type RelayActivityMode, type RelayShardInput } from './relay-contract';
 import { EMPTY_COUNTERS, statusMarkdown, type RelayCounters, type RelayStatus } from './relay-status';
 
-// ── Local mode (default) ──────────────────────────────────────────────────────────────────
+// ── Local mode (the default before relay sessions; runs started before them replay as it) ─────
 // Fetch, publish and mark run inside the worker that runs this workflow: no task-queue dispatch
 // and no workflow task per call; each result is recorded as one marker event when the workflow
 // task completes. What that means for a crash: a worker killed before its workflow task
@@ -72,34 +72,8 @@ const localMarkActivity = {
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 } satisfies LocalActivityOptions;
 
-// ── Remote mode ('remote', for comparison) ────────────────────────────────────────────────
-// Reads and one UPDATE: quick. Retried forever (PostgreSQL down must not end a perpetual
-// relay), backing off to 30 s; a layout mismatch is an operator error and is not retried.
-const fetchActivity = {
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: [RELAY_FAILURES.layoutMismatch] },
-} satisfies ActivityOptions;
-
-// One producer.send of up to a few thousand rows. The heartbeat timeout, not start-to-close,
-// is what detects a killed worker: within 10 s the batch is retried elsewhere (re-sending is
-// the at-least-once part: Kafka may already hold these messages). Retried forever: Kafka
-// being down delays events, it must not drop them. Bad rows are handled inside, as values.
-const publishActivity = {
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-} satisfies ActivityOptions;
-
-// One UPDATE by primary key; idempotent (published_at IS NULL), so retrying is always safe.
-// A short start-to-close is what notices a worker killed mid-mark (the update takes well
-// under a second; a slow one that times out is just retried).
-const markActivity = {
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-} satisfies ActivityOptions;
-
-// ── Both modes ────────────────────────────────────────────────────────────────────────────
-// The idle wait stays an ordinary activity in both modes: it may last a minute, and a local
+// ── Local mode's idle wait ──────────────────────────────────────────────────────────────────
+// The idle wait stays an ordinary activity: it may last a minute, and a local
 // activity would hold the workflow task open all that time (heartbeats, queries and signals
 // waiting on it). It heartbeats at every fallback poll (10 s by default); cancellation (a stop
 // signal) reaches it through that heartbeat. A failure only means "look again".
@@ -115,11 +89,6 @@ const LOCAL_BATCH_ACTIVITIES: BatchActivities = {
   fetchPendingBatch: proxyLocalActivities<RelayActivities>(localFetchActivity).fetchPendingBatch,
   publishBatch: proxyLocalActivities<RelayActivities>(localPublishActivity).publishBatch,
   markPublished: proxyLocalActivities<RelayActivities>(localMarkActivity).markPublished,
-};
-const REMOTE_BATCH_ACTIVITIES: BatchActivities = {
-  fetchPendingBatch: proxyActivities<RelayActivities>(fetchActivity).fetchPendingBatch,
-  publishBatch: proxyActivities<RelayActivities>(publishActivity).publishBatch,
-  markPublished: proxyActivities<RelayActivities>(markActivity).markPublished,
 };
 const { waitForPendingEvents } = proxyActivities<RelayActivities>(waitActivity);
 
@@ -256,6 +225,11 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
 
   report('running', true);
   const mode: RelayActivityMode = input.activityMode ?? (patched(RELAY_SESSIONS_PATCH) ? 'session' : 'local');
+  if (mode !== 'session' && mode !== 'local') {
+    // 'remote' (removed in 0.2, benchmark-only) or a typo from a hand-written start: refuse at once
+    // rather than run a mode nobody chose (docs/upgrading.md).
+    throw ApplicationFailure.create({ type: RELAY_FAILURES.unknownActivityMode, nonRetryable: true, message: `unknown relay activityMode ${JSON.stringify(mode)}: use 'session' (the default) or 'local'` });
+  }
   if (mode === 'session') {
     const avoidUntil = new Map<string, number>();
     let failureStreak = 0;
@@ -341,14 +315,12 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
     report('stopped', true);
     return counters;
   }
-  const local = mode === 'local';
-  const { fetchPendingBatch, publishBatch, markPublished } = local ? LOCAL_BATCH_ACTIVITIES : REMOTE_BATCH_ACTIVITIES;
+  const { fetchPendingBatch, publishBatch, markPublished } = LOCAL_BATCH_ACTIVITIES;
   let failureStreak = 0;
 
-  // Local mode overlaps the mark of batch k with the fetch and publish of batch k+1 (at most one
-  // mark in flight; the fetch skips the ids being marked). Kafka order is untouched: publishes
-  // stay strictly one after the other. Remote mode stays sequential: there the skipped ids
-  // would travel through history as activity input, and it is the baseline being compared.
+  // The mark of batch k overlaps the fetch and publish of batch k+1 (at most one mark in flight;
+  // the fetch skips the ids being marked). Kafka order is untouched: publishes stay strictly one
+  // after the other.
   let marking: { ids: number[]; done: Promise<void> } | undefined;
   const finishMarking = async () => {
     const m = marking;
@@ -410,9 +382,7 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
     counters.parked += parkedIds.length;
     status.batchesThisRun += 1;
     if (sentIds.length > 0) {
-      const done = mark(sentIds, parkedIds.length);
-      if (local) marking = { ids: sentIds, done };
-      else await done;
+      marking = { ids: sentIds, done: mark(sentIds, parkedIds.length) };
     } else if (status.pending !== null) {
       status.pending = Math.max(0, status.pending - parkedIds.length);
     }

@@ -1,6 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
-import { applyCredit, type ApplyCreditResult, type CreditEvent } from '../../inbox/apply-credit';
 import { applyEvents, MissingHandlerError } from '../../inbox/apply-events';
 import { inTransaction } from '../../db/pool';
 import { redriveParkedEvents } from '../../inbox/redrive-parked-events';
@@ -8,12 +7,7 @@ import type { HandlerRegistry } from '../../inbox/handler';
 import { INBOX_FAILURES, type EventBatch, type EventBatchResult, type RedriveInput, type RedriveResult } from '../../workflows/inbox-contract';
 import { recordHandlerCall } from '../../observability/consumer-metrics';
 
-export type { ApplyCreditResult, CreditEvent, EventBatch, EventBatchResult };
-
-export interface ApplyCreditInput {
-  consumer: string;
-  event: CreditEvent;
-}
+export type { EventBatch, EventBatchResult };
 
 /**
  * The consumer's activities. Both are idempotent by construction: the inbox row and the effect
@@ -35,7 +29,7 @@ export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers
         const started = performance.now();
         const { appliedByType, ...result } = await applyEvents(pool, handlers, batch);
         // Refused and conflicting events are parked by this call (a retry may count them again).
-        recordHandlerCall(batch.consumer, n, { appliedByType, duplicates: result.duplicates, newlyParked: result.rejected + result.conflicts }, performance.now() - started);
+        recordHandlerCall(batch.consumer, n, { appliedByType, duplicates: result.duplicates, rejected: result.rejected, conflicts: result.conflicts }, performance.now() - started);
         return result;
       } catch (err) {
         if (err instanceof MissingHandlerError) throw ApplicationFailure.create({ type: INBOX_FAILURES.noHandler, nonRetryable: true, message: err.message });
@@ -51,11 +45,6 @@ export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers
         if (err instanceof MissingHandlerError) throw ApplicationFailure.create({ type: INBOX_FAILURES.noHandler, nonRetryable: true, message: err.message });
         throw err;
       }
-    },
-
-    /** The seed's per-event credit, literally (insert first, a unique violation means duplicate). */
-    async applyCredit(input: ApplyCreditInput): Promise<ApplyCreditResult> {
-      return applyCredit(pool, input.consumer, input.event);
     },
   };
 }

@@ -28,6 +28,18 @@ export interface RelayDefaults {
   batchSize: number;
 }
 
+/** bench:relay's summary: the default settings, each activity mode's runs beside the default one. */
+interface RelayThroughputSummary {
+  shards: number;
+  batchSize: number;
+  defaultMode: string;
+  byMode: Record<string, { median: number; runs: number[] }>;
+}
+const relayThroughputSummary = (r: ResultFile) => {
+  const s = r.results?.throughputSummary as RelayThroughputSummary | undefined;
+  return s?.byMode ? s : undefined;
+};
+
 const n = (x: number) => Math.round(x).toLocaleString('en-US');
 
 export const TARGETS: Target[] = [
@@ -36,9 +48,11 @@ export const TARGETS: Target[] = [
     file: 'relay',
     command: 'npm run bench:relay',
     judge(r, d) {
-      const s = (r.results?.throughputSummary as { batchSize: number; shards: number; localMedian: number; localRuns: number[] }[] | undefined)?.find((t) => t.batchSize === d.batchSize && t.shards === d.shards);
-      if (!s) return undefined;
-      return { measured: `${n(s.localMedian)}/s (median of ${s.localRuns.length} runs of ${n(r.settings?.events ?? 0)} events; batch ${s.batchSize}, ${s.shards} shards)`, met: s.localMedian >= 20_000 };
+      const s = relayThroughputSummary(r);
+      // Only a run at today's defaults counts (an older results file may hold other settings).
+      const t = s && s.batchSize === d.batchSize && s.shards === d.shards ? s.byMode[s.defaultMode] : undefined;
+      if (!s || !t) return undefined;
+      return { measured: `${n(t.median)}/s (median of ${t.runs.length} runs of ${n(r.settings?.events ?? 0)} events; ${s.defaultMode} mode, batch ${s.batchSize}, ${s.shards} shards)`, met: t.median >= 20_000 };
     },
   },
   {
@@ -56,7 +70,8 @@ export const TARGETS: Target[] = [
     file: 'relay',
     command: 'npm run bench:relay',
     judge(r) {
-      const runs = (r.results?.latency as { mode: string; p50Ms: number; p99Ms: number }[] | undefined)?.filter((l) => l.mode === 'local');
+      const defaultMode = relayThroughputSummary(r)?.defaultMode;
+      const runs = (r.results?.latency as { mode: string; p50Ms: number; p99Ms: number }[] | undefined)?.filter((l) => l.mode === defaultMode);
       if (!runs?.length) return undefined;
       return { measured: `p99 ${runs.map((l) => l.p99Ms).join(', ')} ms; p50 ${runs.map((l) => l.p50Ms).join(', ')} ms (${runs.length} runs)`, met: runs.every((l) => l.p99Ms <= 100) };
     },

@@ -66,6 +66,8 @@ describe('consumer: handlers per event type, routed topics, unknown types', func
     const applied = (eventType: string) => metricValue(metricsBase + 1, `inbox_events_applied_total{handler="both",event_type="${eventType}"`);
     assert.equal(await applied('order_shipped'), 0);
     assert.equal(await applied('payment_confirmed'), 0);
+    const parkedAt = (stage: string) => metricValue(metricsBase + 1, `inbox_parked_total{handler="both",stage="${stage}"`);
+    assert.equal(await parkedAt('rejected'), 0);
 
     const hostileType = "x'; DROP TABLE accounts; --";
     await send(kafka, payments, [
@@ -118,6 +120,11 @@ describe('consumer: handlers per event type, routed topics, unknown types', func
     // Applied events counted under their own type: pay-1, pay-2 credited; ship-1, ship-4 shipped.
     assert.equal(await applied('payment_confirmed'), 2);
     assert.equal(await applied('order_shipped'), 2);
+    // Parked by stage: the unknown account and the taken shipment key are both handler refusals;
+    // the empty carrier failed validation before any handler ran.
+    assert.equal(await parkedAt('rejected'), 2);
+    assert.equal(await parkedAt('validation'), 1);
+    assert.equal(await parkedAt('unknown_account'), 0);
   });
 
   it('the same handlers in separate workers (one per event type) each consume only their own topic', async () => {

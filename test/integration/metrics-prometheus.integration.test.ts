@@ -118,7 +118,8 @@ describe('metrics: a real Prometheus scrapes the relay, consumer and retention w
     assert.ok(((await value('sum(outbox_publish_latency_seconds_count)')) ?? 0) >= EVENTS + 2, 'one latency observation per published event');
     assert.ok(((await value('histogram_quantile(0.99, sum by (le) (outbox_publish_latency_seconds_bucket))')) ?? -1) > 0);
     assert.equal(await value('sum(outbox_parked_total{reason="malformed"})'), 1);
-    assert.equal(await value('sum(inbox_parked_total{stage="unknown_account"})'), 1);
+    // The unknown account is a handler refusal (no separate stage per handler reason).
+    assert.equal(await value('sum(inbox_parked_total{stage="rejected"})'), 1);
     assert.ok(((await value('sum(inbox_handler_duration_seconds_count{handler="payments-credit"})')) ?? 0) >= 1);
     await eventually('backlog gauges back to 0 and the parked row counted', async () =>
       (await value('outbox_pending_events')) === 0 && (await value('outbox_oldest_pending_age_seconds')) === 0 && (await value('outbox_parked_events')) === 1 && (await value('inbox_parked_events')) === 1,

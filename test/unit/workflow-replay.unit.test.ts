@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { APPLY_CREDIT_WORKFLOW, APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox-contract';
+import fs from 'node:fs';
+import path from 'node:path';
+import { APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox-contract';
 import { RELAY_SHARD_WORKFLOW } from '../../workflows/relay-contract';
 import { RETENTION_WORKFLOW } from '../../workflows/retention-contract';
-import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, type History, type RecordedHistory } from '../../testkit/workflow-histories';
+import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, RETIRED_WORKFLOW_TYPES, type History, type RecordedHistory } from '../../testkit/workflow-histories';
+import { PROJECT_ROOT } from '../../config/env';
 import { workflowSpanSinks } from '../../observability/tracing';
 import { workflowInterceptorModules } from '../../workers/workflow-interceptors';
 
@@ -40,16 +43,20 @@ function asWorkflowType(history: History, workflowType: string): History {
 describe('recorded workflow histories replay on the current workflow code', function () {
   // Bundling the workflow code (webpack) is most of this file's time: a few seconds per bundle.
   this.timeout(180_000);
-  const histories = readRecordedHistories();
+  const recorded = readRecordedHistories();
+  const isRetired = (h: RecordedHistory) => Object.hasOwn(RETIRED_WORKFLOW_TYPES, h.workflowType);
+  // A retired type's runs cannot replay (its code is gone); operators drain them before upgrading.
+  const histories = recorded.filter((h) => !isRetired(h));
   const idOf = (h: RecordedHistory) => `${h.release}/${h.name}`;
   let replayed: Map<string, Error | undefined>;
+  let production: WorkflowBundleWithSourceMap;
   before(async () => {
     // Both production bundles: a worker that exports traces carries Temporal's OpenTelemetry
     // workflow interceptors, one that does not leaves them out (workers/workflow-interceptors.ts),
     // and a run may move between the two kinds of worker. A history fails if either variant fails.
     replayed = new Map();
     for (const traced of [false, true]) {
-      const production = await bundleWorkflowCode({ workflowsPath: PRODUCTION_WORKFLOWS_PATH, workflowInterceptorModules: workflowInterceptorModules(traced), logger: quietBundlerLogger });
+      production = await bundleWorkflowCode({ workflowsPath: PRODUCTION_WORKFLOWS_PATH, workflowInterceptorModules: workflowInterceptorModules(traced), logger: quietBundlerLogger });
       for (const [id, error] of await replayAll(production, histories.map((h) => ({ id: idOf(h), history: h.history })))) {
         if (!replayed.get(id)) replayed.set(id, error && new Error(`${traced ? 'traced' : 'untraced'} bundle: ${error.message}`));
       }
@@ -58,7 +65,7 @@ describe('recorded workflow histories replay on the current workflow code', func
 
   it('has recorded runs of every production workflow, through the relay loop’s paths', () => {
     const types = new Set(histories.map((h) => h.workflowType));
-    for (const type of [RELAY_SHARD_WORKFLOW, APPLY_EVENTS_WORKFLOW, APPLY_CREDIT_WORKFLOW, RETENTION_WORKFLOW]) assert.ok(types.has(type), `no recorded history of ${type}`);
+    for (const type of [RELAY_SHARD_WORKFLOW, APPLY_EVENTS_WORKFLOW, RETENTION_WORKFLOW]) assert.ok(types.has(type), `no recorded history of ${type}`);
     const relayEvents = new Set(histories.filter((h) => h.workflowType === RELAY_SHARD_WORKFLOW).flatMap((h) => h.history.events!.map((e) => e.eventType)));
     const { EventType } = temporal.api.enums.v1;
     // Batches (local-activity markers), idle waits (activities), back-off (timer), stop (signal) cancelling an idle wait, continue-as-new.
@@ -73,6 +80,17 @@ describe('recorded workflow histories replay on the current workflow code', func
       assert.equal(error, undefined, `${idOf(recorded)} does not replay on this code: ${error?.message}. A running workflow of that release would stall; guard the change with patched() (docs/upgrading.md).`);
     });
   }
+
+  describe('retired workflow types (recorded by an older release, removed since)', () => {
+    const upgrading = fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'upgrading.md'), 'utf8');
+    for (const [type, { removedIn }] of Object.entries(RETIRED_WORKFLOW_TYPES)) {
+      it(`${type} (removed in ${removedIn}) is gone from the bundle and docs/upgrading.md says how to drain its runs`, () => {
+        assert.ok(recorded.some((h) => h.workflowType === type), `no recorded history of ${type}: drop it from RETIRED_WORKFLOW_TYPES`);
+        assert.ok(!new RegExp(`\\b${type}\\b`).test(production.code), `${type} is still in the production workflow bundle: it is not retired`);
+        assert.ok(upgrading.includes(`\`${type}\``) && upgrading.includes(removedIn), `docs/upgrading.md must name ${type} and ${removedIn}`);
+      });
+    }
+  });
 
   describe('catches what it must (a change to the relay on the recorded relay runs)', () => {
     let relayRuns: RecordedHistory[];
