@@ -12,7 +12,7 @@ import { workflowInterceptorModules } from '../workers/workflow-interceptors';
 
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
-const WORKFLOW_MODULES = ['inbox', 'relay-workflows', 'retention'];
+const WORKFLOW_MODULES = ['inbox', 'relay-workflows', 'scheduled-workflows'];
 
 async function main() {
   fs.rmSync(dist, { recursive: true, force: true });
