@@ -65,6 +65,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     workflowsPath: require.resolve('../workflows/inbox'),
     activities: createInboxActivities({ pool, handlers }),
     maxConcurrentActivityTaskExecutions: partitions + 4,
+    traced: observability.tracing.exporting,
     ...observability.tracing.workerOptions,
   });
   // Running before the consumer starts: eagerly started workflows land on this worker at once.
