@@ -144,6 +144,15 @@ const settings = z.object({
   CONSUMER_MAX_CREDIT_AMOUNT: positiveInt.max(Number.MAX_SAFE_INTEGER).default(100_000_000_000),
   /** Credit workflows one consumer process runs at once; more only start when a full batch waits. */
   CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(3),
+  /**
+   * How long an idle consumer's next credit workflow waits for the other partitions' chunks of the
+   * same Kafka fetch before it leaves (inbox/event-coalescer.ts); 0 leaves with the first chunk.
+   * 2 ms because without it a fetch cost two workflow round trips in a row (the first chunk alone,
+   * then the rest): `npm run bench:pipeline`, docs/consumer.md has the side-by-side figures.
+   */
+  CONSUMER_COALESCE_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(2),
+  /** How long Kafka holds a consumer's fetch when no new message is there yet (kafkajs maxWaitTimeInMs; its default). */
+  CONSUMER_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(5000),
   CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
   CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
   CONSUMER_DEAD_LETTER: z.enum(['true', 'false']).default('true'),
@@ -395,6 +404,8 @@ const configSchema = settings.transform((e, ctx) => {
       batchSize: e.CONSUMER_BATCH_SIZE,
       maxCreditAmount: e.CONSUMER_MAX_CREDIT_AMOUNT,
       maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
+      coalesceWindowMs: e.CONSUMER_COALESCE_WINDOW_MS,
+      fetchMaxWaitMs: e.CONSUMER_FETCH_MAX_WAIT_MS,
       sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,
       rebalanceTimeoutMs: e.CONSUMER_REBALANCE_TIMEOUT_MS,
       deadLetter: e.CONSUMER_DEAD_LETTER === 'true',

@@ -74,10 +74,11 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
   return async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     const stillOurs = () => isRunning() && !isStale();
+    const receivedAt = Date.now();
     for (let start = 0; start < batch.messages.length; start += deps.batchSize) {
       if (!stillOurs()) return;
       const chunk = batch.messages.slice(start, start + deps.batchSize);
-      const outcome = await untilDone(deps.logger, heartbeat, stillOurs, () => processChunk(deps, batch.topic, batch.partition, chunk));
+      const outcome = await untilDone(deps.logger, heartbeat, stillOurs, () => processChunk(deps, batch.topic, batch.partition, chunk, receivedAt));
       // Stopped or lost the partition before the effect was secured: leave the offsets alone;
       // whoever owns the partition next starts from the last committed one.
       if (outcome === undefined) return;
@@ -96,10 +97,10 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
   };
 }
 
-async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[]): Promise<ChunkOutcome> {
+async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[], receivedAt: number): Promise<ChunkOutcome> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
-  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [] };
+  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [], receivedAt };
   const invalid: ParkedMessage[] = [];
   const unknownTypes: ParkedMessage[] = [];
   const skipped = new Map<string, number>();

@@ -9,6 +9,12 @@ import { applyWorkflowId, type ChunkSpan } from './apply-workflow-id';
 // chunks of every partition this process owns ride together: a flight leaves at once when
 // nothing is in flight (low latency at low load), and while one is in flight the next one
 // gathers everything that arrives (large batches, few workflows at high load).
+//
+// kafkajs hands out every partition's batch of one fetch at once, then waits for all of them
+// before it fetches again. Leaving with the first chunk alone would make the others of the same
+// fetch wait for that flight and then take a second one: two workflow round trips per fetch on
+// the critical path. The coalescing window (windowMs) lets a flight that would leave at once wait
+// that long for the rest of the fetch; 0 leaves at once.
 
 /** The valid events of one chunk (one topic partition), index-aligned. */
 export interface ChunkEvents extends ChunkSpan {
@@ -19,6 +25,17 @@ export interface ChunkEvents extends ChunkSpan {
   payloadHashes: string[];
   /** Each event's `traceparent` header (W3C trace context), null when it came without one. */
   traceparents: (string | null)[];
+  /** When the consumer got the chunk from Kafka (epoch ms); logged with the flight, for latency breakdowns. */
+  receivedAt?: number;
+}
+
+/** Where a flight's events came from and when the consumer got them (the flight's log line). */
+export interface FlightSpan {
+  topic: string;
+  partition: number;
+  firstOffset: string;
+  lastOffset: string;
+  receivedAt?: number;
 }
 
 export interface FlightReport extends EventBatchResult {
@@ -26,7 +43,10 @@ export interface FlightReport extends EventBatchResult {
   events: number;
   chunks: number;
   partitions: string[];
+  /** When the workflow start was sent (epoch ms). */
+  startedAt: number;
   workflowMs: number;
+  spans: FlightSpan[];
 }
 
 /** Runs one applyEventsWorkflow and returns its result (the effect is durable when it returns). */
@@ -41,18 +61,47 @@ interface Waiting {
 export class EventCoalescer {
   private waiting: Waiting[] = [];
   private inFlight = 0;
+  private window: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly run: RunApplyWorkflow,
-    private readonly opts: { consumer: string; group: string; maxEvents: number; maxInFlight: number; onFlight?: (r: FlightReport) => void },
+    private readonly opts: {
+      consumer: string;
+      group: string;
+      maxEvents: number;
+      maxInFlight: number;
+      /** How long a flight that would leave at once waits for more chunks (0: leaves at once). */
+      windowMs?: number;
+      onFlight?: (r: FlightReport) => void;
+    },
   ) {}
 
   /** Resolves once this chunk's events are committed in PostgreSQL (with whatever flew with it). */
   submit(chunk: ChunkEvents): Promise<FlightReport> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ chunk, resolve, reject });
-      this.launch();
+      this.launchOrWait();
     });
+  }
+
+  /** An idle coalescer opens its window on the first chunk; a full batch or a busy one goes on as before. */
+  private launchOrWait(): void {
+    const windowMs = this.opts.windowMs ?? 0;
+    if (windowMs <= 0 || this.inFlight > 0 || this.pendingEvents() >= this.opts.maxEvents) {
+      this.closeWindow();
+      this.launch();
+      return;
+    }
+    this.window ??= setTimeout(() => {
+      this.window = undefined;
+      this.launch();
+    }, windowMs);
+  }
+
+  private closeWindow(): void {
+    if (this.window === undefined) return;
+    clearTimeout(this.window);
+    this.window = undefined;
   }
 
   private pendingEvents(): number {
@@ -95,6 +144,7 @@ export class EventCoalescer {
     // Only when some event carries a trace: untraced batches keep their history as it was.
     if (flight.some(({ chunk }) => chunk.traceparents.some((t) => t !== null))) batch.traceparents = flight.flatMap(({ chunk }) => chunk.traceparents);
     const workflowId = applyWorkflowId({ group: this.opts.group, spans: flight.map((w) => w.chunk) });
+    const startedAt = Date.now();
     const started = performance.now();
     try {
       // In a span of its own (linked to the events' traces): the workflow's start joins it, and
@@ -107,7 +157,9 @@ export class EventCoalescer {
           events: batch.eventIds.length,
           chunks: flight.length,
           partitions: [...new Set(flight.map((w) => `${w.chunk.topic}/${w.chunk.partition}`))].sort(),
+          startedAt,
           workflowMs: Math.round(performance.now() - started),
+          spans: flight.map(({ chunk: c }) => ({ topic: c.topic, partition: c.partition, firstOffset: c.firstOffset, lastOffset: c.lastOffset, receivedAt: c.receivedAt })),
         };
         this.opts.onFlight?.(done);
         return done;

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../workers/workflow-interceptors';
+import { bundleName } from '../workers/bundle-workflows';
+import { workflowInterceptorModules } from '../workers/workflow-interceptors';
 
 // `npm run build`: compile to dist/ (JavaScript + .d.ts), copy the SQL migrations beside the
 // code that applies them (dist/migrations), and bundle each workflows module once
@@ -11,7 +12,7 @@ import { WORKFLOW_INTERCEPTOR_MODULES } from '../workers/workflow-interceptors';
 
 const root = path.resolve(__dirname, '..');
 const dist = path.join(root, 'dist');
-const WORKFLOW_MODULES = ['inbox', 'relay-workflows', 'retention'];
+const WORKFLOW_MODULES = ['inbox', 'relay-workflows', 'scheduled-workflows'];
 
 async function main() {
   fs.rmSync(dist, { recursive: true, force: true });
@@ -19,11 +20,15 @@ async function main() {
   fs.cpSync(path.join(root, 'migrations'), path.join(dist, 'migrations'), { recursive: true });
   fs.mkdirSync(path.join(dist, 'workflow-bundles'));
   const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+  // Each twice: plain, and `.traced` with the OpenTelemetry workflow interceptors (workers/workflow-interceptors.ts).
   for (const name of WORKFLOW_MODULES) {
-    const { code } = await bundleWorkflowCode({ workflowsPath: path.join(dist, 'workflows', `${name}.js`), workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: quiet });
-    fs.writeFileSync(path.join(dist, 'workflow-bundles', `${name}.js`), code);
+    for (const traced of [false, true]) {
+      const workflowsPath = path.join(dist, 'workflows', `${name}.js`);
+      const { code } = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: workflowInterceptorModules(traced), logger: quiet });
+      fs.writeFileSync(path.join(dist, 'workflow-bundles', `${bundleName(workflowsPath, traced)}.js`), code);
+    }
   }
-  process.stdout.write(`built ${path.relative(root, dist)}/: JavaScript, declarations, ${fs.readdirSync(path.join(dist, 'migrations')).length} migrations, ${WORKFLOW_MODULES.length} workflow bundles\n`);
+  process.stdout.write(`built ${path.relative(root, dist)}/: JavaScript, declarations, ${fs.readdirSync(path.join(dist, 'migrations')).length} migrations, ${WORKFLOW_MODULES.length * 2} workflow bundles\n`);
 }
 
 main().catch((err: unknown) => {

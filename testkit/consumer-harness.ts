@@ -4,6 +4,7 @@ import type { Kafka } from 'kafkajs';
 import { PROJECT_ROOT } from '../config/env';
 import { HEADERS } from '../kafka/message-format';
 import { withComponentRole } from './database';
+import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
 
 // Helpers for the consumer tests: real consumer worker processes, events in the relay's wire
 // format, and waits on outcomes (never on wall-clock speed).
@@ -27,11 +28,11 @@ export interface ConsumerProcess {
 
 /** Spawns `node --import tsx workers/consumer.worker.ts` as one process, so SIGKILL kills the worker itself. */
 export function spawnConsumer(env: Record<string, string>, entry = 'workers/consumer.worker.ts'): ConsumerProcess {
-  // The heap cap is the one `npm run worker:consumer` uses (docs/consumer.md, memory).
-  const proc = spawn(process.execPath, ['--max-old-space-size=192', '--import', 'tsx', entry], {
+  // The heap flags are the ones `npm run worker:consumer` uses (workers/node-args.ts).
+  const proc = spawn(process.execPath, [...WORKER_NODE_ARGS.consumer, '--import', 'tsx', entry], {
     cwd: PROJECT_ROOT,
     // Under the worker's own role on the local stack, as `npm start` runs it.
-    env: { ...process.env, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },
+    env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];

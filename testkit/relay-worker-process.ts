@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../config/env';
-import { WORKER_NODE_ARGS } from '../workers/node-args';
+import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
 
 export interface WorkerMemoryLog {
   rssMiB: number;
@@ -34,7 +34,7 @@ export class RelayWorkerProcess {
   constructor(env: Record<string, string>, extraNodeArgs: string[] = [], entry: string[] = [path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')]) {
     this.child = spawn(process.execPath, [...WORKER_NODE_ARGS.relay, ...extraNodeArgs, '--require', 'tsx/cjs', ...entry], {
       cwd: PROJECT_ROOT,
-      env: { ...process.env, LOG_LEVEL: 'info', ...env },
+      env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));

@@ -4,15 +4,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../config/env';
-import { WORKFLOW_INTERCEPTOR_MODULES } from './workflow-interceptors';
+import { workflowInterceptorModules } from './workflow-interceptors';
+
+/** A bundle's file name: the workflows module's, `.traced` when it carries the tracing interceptors. */
+export function bundleName(workflowsPath: string, traced: boolean): string {
+  return `${path.basename(workflowsPath, path.extname(workflowsPath))}${traced ? '.traced' : ''}`;
+}
 
 /**
  * The bundle `npm run build` made of this workflows module, when there is one: the installed
- * package ships `dist/workflow-bundles/<name>.js` beside `dist/workflows/<name>.js`, so a
- * package user's worker starts without webpack, tsx or any path of its own.
+ * package ships `dist/workflow-bundles/<name>.js` (and `<name>.traced.js`, with the OpenTelemetry
+ * workflow interceptors) beside `dist/workflows/<name>.js`, so a package user's worker starts
+ * without webpack, tsx or any path of its own.
  */
-export function prebuiltBundlePath(workflowsPath: string): string | undefined {
-  const file = path.join(path.dirname(workflowsPath), '..', 'workflow-bundles', `${path.basename(workflowsPath, path.extname(workflowsPath))}.js`);
+export function prebuiltBundlePath(workflowsPath: string, traced: boolean): string | undefined {
+  const file = path.join(path.dirname(workflowsPath), '..', 'workflow-bundles', `${bundleName(workflowsPath, traced)}.js`);
   return fs.existsSync(file) ? file : undefined;
 }
 
@@ -27,14 +33,15 @@ export function prebuiltBundlePath(workflowsPath: string): string | undefined {
  * version), so a worker restarted on unchanged code (a supervisor after a crash, a second worker
  * process) starts in about a second instead of bundling again; any edit makes a new key.
  */
-export async function bundleInChildProcess(cacheDir: string, workflowsPath: string): Promise<string> {
+export async function bundleInChildProcess(cacheDir: string, workflowsPath: string, traced: boolean): Promise<string> {
   const dir = path.join(cacheDir, 'workflow-bundles');
   fs.mkdirSync(dir, { recursive: true });
-  const name = path.basename(workflowsPath, path.extname(workflowsPath));
-  const cached = path.join(dir, `${name}-${sourceKey(workflowsPath)}.js`);
+  const name = bundleName(workflowsPath, traced);
+  const interceptors = workflowInterceptorModules(traced);
+  const cached = path.join(dir, `${name}-${sourceKey(workflowsPath, interceptors)}.js`);
   if (fs.existsSync(cached)) return fs.readFileSync(cached, 'utf8');
   const out = path.join(dir, `${name}-${process.pid}-${Date.now()}.tmp.js`);
-  const script = `require('@temporalio/worker').bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsPath)}, workflowInterceptorModules: ${JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES)} })
+  const script = `require('@temporalio/worker').bundleWorkflowCode({ workflowsPath: ${JSON.stringify(workflowsPath)}, workflowInterceptorModules: ${JSON.stringify(interceptors)} })
     .then((b) => require('node:fs').writeFileSync(${JSON.stringify(out)}, b.code))
     .catch((e) => { console.error(e); process.exit(1); });`;
   // TypeScript sources (this repository) need the tsx loader; compiled ones do not.
@@ -63,9 +70,9 @@ function pruneOldBundles(dir: string, name: string, keep = 6) {
 
 const NOT_BUNDLED = new Set(['node_modules', 'test', 'bench', 'dist', 'docs', '.git', '.cache']);
 
-/** A digest of everything a bundle of this checkout's workflow code can depend on. */
-function sourceKey(workflowsPath: string): string {
-  const hash = createHash('sha256').update(process.version).update(workflowsPath).update(JSON.stringify(WORKFLOW_INTERCEPTOR_MODULES));
+/** A digest of everything a bundle of this checkout's workflow code (with these interceptors) can depend on. */
+function sourceKey(workflowsPath: string, interceptors: string[]): string {
+  const hash = createHash('sha256').update(process.version).update(workflowsPath).update(JSON.stringify(interceptors));
   const lockFile = path.join(PROJECT_ROOT, 'package-lock.json');
   if (fs.existsSync(lockFile)) hash.update(fs.readFileSync(lockFile));
   const walk = (dir: string) => {

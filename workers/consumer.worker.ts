@@ -65,6 +65,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     workflowsPath: require.resolve('../workflows/inbox'),
     activities: createInboxActivities({ pool, handlers }),
     maxConcurrentActivityTaskExecutions: partitions + 4,
+    traced: observability.tracing.exporting,
     ...observability.tracing.workerOptions,
   });
   // Running before the consumer starts: eagerly started workflows land on this worker at once.
@@ -94,6 +95,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       // 1 MB per partition / 10 MB per fetch: the worker stays within its memory budget.
       maxBytesPerPartition: 512 * 1024,
       maxBytes: 4 * 1024 * 1024,
+      maxWaitTimeInMs: config.consumer.fetchMaxWaitMs,
     });
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       logger.info({ pid: process.pid, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
@@ -118,6 +120,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       group: config.kafka.consumerGroup,
       maxEvents: config.consumer.batchSize,
       maxInFlight: config.consumer.maxInFlight,
+      windowMs: config.consumer.coalesceWindowMs,
       onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch applied'),
     });
     const eachBatch = createBatchHandler(

@@ -1,12 +1,32 @@
 /**
  * Node flags each worker process runs with; `npm run worker:*`, docker-compose.yml and the demo
- * use the same. The heap caps hold each worker at about the BRIEF's 300 MB RSS at full load
- * (280–314 MiB measured: docs/relay.md, docs/consumer.md); without them V8 on a large machine lets
- * the heap grow lazily to 400–640 MiB. Each isolate gets the cap:
- * the SDK's workflow thread has its own heap beside the main thread's.
+ * use the same. Each flag applies to every V8 isolate of the process: the main thread and the
+ * Temporal SDK's workflow thread, which has its own heap beside it.
+ *
+ * - `--max-old-space-size`: without a cap V8 on a large machine lets the heap grow lazily to
+ *   400–640 MiB RSS under load (docs/relay.md, docs/consumer.md).
+ * - `--max-semi-space-size` (MB): Node 20's default lets each isolate's young generation grow to
+ *   2 × 16 MB and keeps it, sized for a throughput the 2-core machine never sees. At full load
+ *   (`npm run bench:memory-soak`, 2-minute runs, 2026-12-03, bundles already without the tracing
+ *   interceptors) 4 MB took the relay 281 → 238 MB peak RSS, the consumer 354 → 282 MB, retention
+ *   226 → 207 MB, credited events per second within the machine's noise (docs/relay.md, Memory).
+ *   The consumer, the largest, gets 2 MB: with 2 MB it measured 12 MB less again (270 MB, with a
+ *   128 MB old space in that run) at the same 5,459 credited/s as 5,463/s with 4 MB.
  */
 export const WORKER_NODE_ARGS = {
-  relay: ['--max-old-space-size=256'],
-  consumer: ['--max-old-space-size=192'],
-  retention: [] as string[],
+  relay: ['--max-old-space-size=256', '--max-semi-space-size=4'],
+  consumer: ['--max-old-space-size=192', '--max-semi-space-size=2'],
+  retention: ['--max-semi-space-size=4'],
 } as const;
+
+/**
+ * Environment each worker process starts with, beside its Node flags (glibc reads it only at
+ * process start, so it cannot be set from inside). `MALLOC_ARENA_MAX=2`: glibc gives each thread
+ * that allocates its own malloc arena, up to 8 per core, and keeps what they once held. A worker
+ * has many such threads (libuv's pool, V8's, the SDK's native core, the workflow thread), and the
+ * native memory beside the V8 heaps (≈ 80 MiB in the consumer at full load) is mostly that. Two
+ * arenas, measured at full load (`npm run bench:memory-soak`, 2-minute runs, 2026-12-03, before
+ * the other changes here): relay 325 → 279 MB peak RSS, consumer 370 → 341 MB, retention
+ * levelled 225 → 190 MB; credited events per second not lower (3,467 → 4,283/s).
+ */
+export const WORKER_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };

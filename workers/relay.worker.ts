@@ -48,7 +48,7 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
   try {
     await ensureTopics(kafka, config, eventTopics(config.kafka));
     await producer.connect();
-    const code = await workflowCode(config, require.resolve('../workflows/relay-workflows'));
+    const code = await workflowCode(config, require.resolve('../workflows/relay-workflows'), observability.tracing.exporting);
     const connection = await NativeConnection.connect(temporalConnectionOptions(config));
     connectionToClose = connection;
     const workers = await createRelayWorkerSet({

@@ -34,6 +34,7 @@ export async function runRetentionWorker(config: Config): Promise<void> {
       // Runs never overlap (the Schedule skips), so a sweep and a catalog query at most: two
       // sweeps at once would only contend for the same pages and WAL.
       maxConcurrentActivityTaskExecutions: 2,
+      traced: observability.tracing.exporting,
       ...observability.tracing.workerOptions,
     });
     onShutdownSignal(() => worker.shutdown());

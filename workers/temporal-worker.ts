@@ -5,7 +5,11 @@ import { workflowSpanSinks } from '../observability/tracing';
 import { bundleInChildProcess, prebuiltBundlePath } from './bundle-workflows';
 import { temporalConnectionOptions } from '../temporal/connection-options';
 
-export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & { workflowsPath: string } & Omit<Partial<WorkerOptions>, 'workflowsPath' | 'workflowBundle'>;
+export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & {
+  workflowsPath: string;
+  /** The process exports traces (WorkerTracing.exporting): its bundle carries the OpenTelemetry workflow interceptors. */
+  traced: boolean;
+} & Omit<Partial<WorkerOptions>, 'workflowsPath' | 'workflowBundle'>;
 
 /**
  * Connects to the configured Temporal server and creates one worker; the caller runs and closes
@@ -13,12 +17,12 @@ export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & { wo
  * process (from source), which keeps the worker's memory small either way.
  */
 export async function createTemporalWorker(config: Config, parts: WorkerParts): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const { workflowsPath, ...options } = parts;
-  const code = await workflowCode(config, workflowsPath);
+  const { workflowsPath, traced, ...options } = parts;
+  const code = await workflowCode(config, workflowsPath, traced);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   try {
-    // Every bundle carries the OpenTelemetry workflow interceptors (workers/workflow-interceptors.ts),
-    // so the sink their spans leave through is always there (dropping them unless a worker traces).
+    // A traced bundle's OpenTelemetry workflow interceptors (workers/workflow-interceptors.ts) send
+    // their spans through this sink; `options` replaces it with the exporting one when tracing.
     const worker = await Worker.create({ connection, namespace: config.temporal.namespace, workflowBundle: { code }, sinks: workflowSpanSinks(), ...options });
     return { worker, connection };
   } catch (err) {
@@ -27,10 +31,13 @@ export async function createTemporalWorker(config: Config, parts: WorkerParts): 
   }
 }
 
-/** The workflow bundle's code: prebuilt with the installed package, else bundled in a child process. */
-export async function workflowCode(config: Config, workflowsPath: string): Promise<string> {
-  const prebuilt = prebuiltBundlePath(workflowsPath);
-  return prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.local.cacheDir, workflowsPath);
+/**
+ * The workflow bundle's code: prebuilt with the installed package, else bundled in a child
+ * process; with the OpenTelemetry workflow interceptors only when `traced` (the worker exports spans).
+ */
+export async function workflowCode(config: Config, workflowsPath: string, traced: boolean): Promise<string> {
+  const prebuilt = prebuiltBundlePath(workflowsPath, traced);
+  return prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.local.cacheDir, workflowsPath, traced);
 }
 
 /**

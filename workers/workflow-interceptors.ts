@@ -1,5 +1,16 @@
-// Workflow interceptor modules every workflow bundle of ours includes (bundleWorkflowCode's
-// `workflowInterceptorModules`): Temporal's OpenTelemetry interceptors, so a workflow run and
-// the activities it schedules are spans of the trace that started it. A bundle is built once and
-// may run with tracing on or off; with it off the worker's sink drops the spans (observability/tracing.ts).
-export const WORKFLOW_INTERCEPTOR_MODULES: string[] = [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+// Workflow interceptor modules a workflow bundle of ours includes (bundleWorkflowCode's
+// `workflowInterceptorModules`): Temporal's OpenTelemetry interceptors, so a workflow run and the
+// activities it schedules are spans of the trace that started it — but only in the bundle of a
+// worker that exports spans (OTLP configured, or a span processor given: observability/tracing.ts).
+// A worker that exports nothing would only make those spans to drop them at the sink, and the
+// interceptors double the bundle (1.7 → 3.4 MB, with its inline source map) that the worker holds
+// in its main thread and compiles into its workflow thread: an idle retention worker measured
+// 231 MiB RSS with them and 200 MiB without (bench:memory-soak diagnosis, 2026-12-03). The two
+// variants are different bundles (different cache keys, `.traced` prebuilt files); both replay the
+// same histories, since the interceptors add no commands (test/unit/workflow-replay.unit.test.ts).
+const OPENTELEMETRY_WORKFLOW_INTERCEPTORS = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+
+/** The interceptor modules of a bundle for a worker that exports traces (`traced`) or not. */
+export function workflowInterceptorModules(traced: boolean): string[] {
+  return traced ? [OPENTELEMETRY_WORKFLOW_INTERCEPTORS] : [];
+}

@@ -21,7 +21,7 @@ export const SUITE: SuiteBenchmark[] = [
   { name: 'relay', resultFile: 'relay', file: 'bench/relay.bench.ts', npmScript: 'bench:relay', quickEnv: { BENCH_QUICK: '1', BENCH_EVENTS: '5000' }, fullEnv: {} },
   { name: 'consumer', resultFile: 'consumer', file: 'bench/consumer.bench.ts', npmScript: 'bench:consumer', quickEnv: { BENCH_EVENTS: '5000', BENCH_SECONDS: '3' }, fullEnv: {} },
   { name: 'pipeline', resultFile: 'pipeline', file: 'bench/pipeline.bench.ts', npmScript: 'bench:pipeline', quickEnv: { SECONDS: '3' }, fullEnv: {} },
-  { name: 'memory soak', resultFile: 'relay-soak', file: 'bench/relay-soak.ts', npmScript: 'bench:relay-soak', quickEnv: { BENCH_CYCLES: '2', BENCH_EVENTS: '5000' }, fullEnv: {} },
+  { name: 'memory soak', resultFile: 'memory-soak', file: 'bench/memory-soak.ts', npmScript: 'bench:memory-soak', quickEnv: { BENCH_MINUTES: '2' }, fullEnv: {} },
   { name: 'peer', resultFile: 'peer', file: 'bench/peer.bench.ts', npmScript: 'bench:peer', quickEnv: { BENCH_QUICK: '1' }, fullEnv: {} },
   { name: 'scaling', resultFile: 'scaling', file: 'bench/scaling.bench.ts', npmScript: 'bench:scaling', quickEnv: { BENCH_QUICK: '1' }, fullEnv: {} },
 ];

@@ -62,7 +62,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     const logDir = path.join(cachePaths(config.local.cacheDir).logs, 'workers');
     workers = WORKERS.map((w) => {
       const entry = workerEntry(w.worker);
-      return startChildWorker(w.name, entry.file, logDir, process.env, entry.nodeArgs);
+      return startChildWorker(w.name, entry.file, logDir, { ...process.env, ...entry.env }, entry.nodeArgs);
     });
     for (const w of workers) say(`${w.name} started (pid ${w.process.pid}, log ${w.logFile})`);
 

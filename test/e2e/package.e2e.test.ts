@@ -49,7 +49,7 @@ describe('installable package: npm pack → install elsewhere → a service on t
     const packed = await run(npm, ['pack', '--json', '--pack-destination', scratch], { cwd: PROJECT_ROOT, maxBuffer: 64 * 1024 * 1024 });
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
     const files = info!.files.map((f) => f.path);
-    for (const expected of ['dist/api/index.js', 'dist/api/index.d.ts', 'dist/api/consumer.d.ts', 'dist/workflow-bundles/inbox.js', 'dist/workflow-bundles/relay-workflows.js', 'dist/migrations/0001_outbox_events.sql']) {
+    for (const expected of ['dist/api/index.js', 'dist/api/index.d.ts', 'dist/api/consumer.d.ts', 'dist/workflow-bundles/inbox.js', 'dist/workflow-bundles/relay-workflows.js', 'dist/workflow-bundles/scheduled-workflows.js', 'dist/migrations/0001_outbox_events.sql']) {
       assert.ok(files.includes(expected), `the tarball ships ${expected}`);
     }
     assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('bench/')), 'no tests or benchmarks in the tarball');

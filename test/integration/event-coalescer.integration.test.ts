@@ -84,7 +84,7 @@ describe('event coalescer (real applyEventsWorkflow, stub activity, real dev ser
     await workerConnection?.close();
   });
 
-  async function withCoalescer(inbox: StubInbox, opts: { maxEvents: number; maxInFlight: number }, body: (c: EventCoalescer, flights: FlightReport[]) => Promise<void>) {
+  async function withCoalescer(inbox: StubInbox, opts: { maxEvents: number; maxInFlight: number; windowMs?: number }, body: (c: EventCoalescer, flights: FlightReport[]) => Promise<void>) {
     const taskQueue = uniqueName('coalescer-tq');
     const worker = await Worker.create({ connection: workerConnection, taskQueue, workflowBundle: bundle, activities: inbox.activities(), shutdownGraceTime: '1 second' });
     const flights: FlightReport[] = [];
@@ -123,6 +123,31 @@ describe('event coalescer (real applyEventsWorkflow, stub activity, real dev ser
       assert.deepEqual(gathered.partitions, [1, 1, 1, 2, 2, 2, 2, 0]);
       assert.deepEqual(gathered.topicIndex, [0, 0, 0, 0, 0, 0, 0, 1]);
       assert.equal(flights.length, 2);
+    });
+  });
+
+  it('with a coalescing window, the chunks of one fetch leave together in one workflow instead of the first alone', async () => {
+    // kafkajs hands out every partition's batch of a fetch at once: three chunks within a tick.
+    const submitFetch = (c: EventCoalescer, tag: string) => Promise.all([0, 1, 2].map((p) => c.submit(chunk('t', p, 2, tag))));
+    const withoutWindow = new StubInbox();
+    await withCoalescer(withoutWindow, { maxEvents: 100, maxInFlight: 3 }, async (coalescer) => {
+      await submitFetch(coalescer, 'nw');
+    });
+    assert.deepEqual(withoutWindow.batches.map((b) => b.eventIds.length), [2, 4], 'without a window the first chunk flies alone and the others take a second workflow');
+    const withWindow = new StubInbox();
+    await withCoalescer(withWindow, { maxEvents: 100, maxInFlight: 3, windowMs: 5 }, async (coalescer, flights) => {
+      const reports = await submitFetch(coalescer, 'w');
+      assert.equal(new Set(reports.map((r) => r.workflowId)).size, 1, 'one workflow for the three chunks');
+      assert.deepEqual(flights[0]!.spans.map((s) => s.partition), [0, 1, 2], "the flight's log line names each chunk");
+    });
+    assert.deepEqual(withWindow.batches.map((b) => b.eventIds.length), [6]);
+  });
+
+  it('a full batch does not wait for the window', async () => {
+    const inbox = new StubInbox();
+    await withCoalescer(inbox, { maxEvents: 4, maxInFlight: 3, windowMs: 60_000 }, async (coalescer) => {
+      const report = await coalescer.submit(chunk('t', 0, 4));
+      assert.equal(report.events, 4, 'left at once although the window is a minute');
     });
   });
 

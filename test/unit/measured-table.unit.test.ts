@@ -27,7 +27,18 @@ const sample: Record<string, ResultFile> = {
     },
   },
   pipeline: { results: { p50Ms: 70, p99Ms: 190, events: 30000, balancesExact: true } },
-  'relay-soak': { settings: { minutes: 5.9 }, results: { samples: [{ peakRssMiB: 200 }, { peakRssMiB: 230 }] } },
+  'memory-soak': {
+    settings: { minutes: 5.9 },
+    results: {
+      exact: true,
+      checks: { committed: 1_000_000 },
+      summary: [
+        { worker: 'relay', peakMB: 241.2, peakMiB: 230, levelledMB: 230 },
+        { worker: 'consumer', peakMB: 251.3, peakMiB: 239.7, levelledMB: 240 },
+        { worker: 'retention', peakMB: 200, peakMiB: 190.7, levelledMB: 190 },
+      ],
+    },
+  },
   scaling: {
     settings: { events: 200000 },
     results: {
@@ -73,9 +84,15 @@ describe('the measured table', () => {
     assert.match(rowOf(table, 'commit → balance credited'), /\*\*met\*\* \| p50 70 ms, p99 190 ms/);
   });
 
-  it('converts MiB to the BRIEF\'s MB and asks for a 30-minute soak', () => {
-    // 230 MiB = 241 MB is under 250 MB, but 5.9 minutes is no 30-minute soak.
-    assert.match(rowOf(table, 'each worker ≤ 250 MB'), /\*\*not met\*\* \| relay worker peak 241 MB \(230 MiB\) over a 5.9-minute soak/);
+  it('judges memory per worker in MB with MiB beside it, and asks for a 30-minute soak', () => {
+    // The consumer's 239.7 MiB = 251.3 MB is over 250 MB; the relay's 230 MiB = 241 MB is under.
+    const row = rowOf(table, 'each worker ≤ 250 MB');
+    assert.match(row, /\*\*not met\*\* \| relay peak 241 MB \(230 MiB\), levelled 230 MB: met; consumer peak 251 MB \(240 MiB\), levelled 240 MB: not met; retention peak 200 MB/);
+    assert.match(row, /\(5.9-minute soak, 1,000,000 events, counts exact: true\)/);
+    // All three under 250 MB but 5.9 minutes is no 30-minute soak; 30 minutes makes it met.
+    const under = (minutes: number) => ({ ...sample['memory-soak']!, settings: { minutes }, results: { ...sample['memory-soak']!.results, summary: [{ worker: 'relay', peakMB: 241, peakMiB: 230, levelledMB: 230 }] } });
+    assert.match(rowOf(measuredTable(TARGETS, (f) => (f === 'memory-soak' ? under(5.9) : sample[f]), defaults), 'each worker ≤ 250 MB'), /\*\*not met\*\*/);
+    assert.match(rowOf(measuredTable(TARGETS, (f) => (f === 'memory-soak' ? under(30.2) : sample[f]), defaults), 'each worker ≤ 250 MB'), /\*\*met\*\*/);
   });
 
   it('says which results are missing instead of inventing a figure', () => {

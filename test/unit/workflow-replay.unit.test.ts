@@ -10,7 +10,7 @@ import { RETENTION_WORKFLOW } from '../../workflows/retention-contract';
 import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, RETIRED_WORKFLOW_TYPES, type History, type RecordedHistory } from '../../testkit/workflow-histories';
 import { PROJECT_ROOT } from '../../config/env';
 import { workflowSpanSinks } from '../../observability/tracing';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../workers/workflow-interceptors';
+import { workflowInterceptorModules } from '../../workers/workflow-interceptors';
 
 // Upgrades must not stall running workflows: every history recorded from a release
 // (test/histories/<release>/, `npm run histories:record`) must replay on the workflow code of
@@ -51,9 +51,16 @@ describe('recorded workflow histories replay on the current workflow code', func
   let replayed: Map<string, Error | undefined>;
   let production: WorkflowBundleWithSourceMap;
   before(async () => {
-    // With the workflow interceptors every production bundle carries (Temporal's OpenTelemetry ones).
-    production = await bundleWorkflowCode({ workflowsPath: PRODUCTION_WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: quietBundlerLogger });
-    replayed = await replayAll(production, histories.map((h) => ({ id: idOf(h), history: h.history })));
+    // Both production bundles: a worker that exports traces carries Temporal's OpenTelemetry
+    // workflow interceptors, one that does not leaves them out (workers/workflow-interceptors.ts),
+    // and a run may move between the two kinds of worker. A history fails if either variant fails.
+    replayed = new Map();
+    for (const traced of [false, true]) {
+      production = await bundleWorkflowCode({ workflowsPath: PRODUCTION_WORKFLOWS_PATH, workflowInterceptorModules: workflowInterceptorModules(traced), logger: quietBundlerLogger });
+      for (const [id, error] of await replayAll(production, histories.map((h) => ({ id: idOf(h), history: h.history })))) {
+        if (!replayed.get(id)) replayed.set(id, error && new Error(`${traced ? 'traced' : 'untraced'} bundle: ${error.message}`));
+      }
+    }
   });
 
   it('has recorded runs of every production workflow, through the relay loop’s paths', () => {
