@@ -6,7 +6,7 @@ import { startChildWorker, stopChildWorkers, type ChildWorker } from '../app/chi
 import { waitForPollers } from '../app/wait-for-workers';
 import { loadConfig } from '../config/env';
 import { createKafka } from '../kafka/client';
-import { ensureTopics } from '../kafka/topics';
+import { ensureTopics, topicConfigEntries } from '../kafka/topics';
 import { startRelays } from '../outbox/relay-control';
 import { readAppendTimes, readFlights, runLatency, type RunLatency } from './support/pipeline-stages';
 import { median, saveBenchmark } from './support/report';
@@ -91,12 +91,7 @@ async function main() {
         topic: config.kafka.topic,
         numPartitions: config.kafka.partitions,
         replicationFactor: config.kafka.replicationFactor,
-        configEntries: [
-          { name: 'retention.ms', value: String(config.kafka.topicRetentionMs) },
-          { name: 'min.insync.replicas', value: String(config.kafka.minInsyncReplicas) },
-          { name: 'max.message.bytes', value: String(config.kafka.maxMessageBytes) },
-          { name: 'message.timestamp.type', value: 'LogAppendTime' },
-        ],
+        configEntries: [...topicConfigEntries(config), { name: 'message.timestamp.type', value: 'LogAppendTime' }],
       },
     ],
   });

@@ -21,6 +21,16 @@ export function topicsForEventTypes(kafka: Config['kafka'], eventTypes: string[]
  * Consumers subscribe only after this: subscribing to a missing topic with auto-creation off
  * leaves the group idle.
  */
+/** The settings every topic `setup` creates gets. */
+export function topicConfigEntries(config: Config): { name: string; value: string }[] {
+  return [
+    { name: 'retention.ms', value: String(config.kafka.topicRetentionMs) },
+    // With acks=all (kafkajs' default), a write succeeds only once this many replicas have it.
+    { name: 'min.insync.replicas', value: String(config.kafka.minInsyncReplicas) },
+    { name: 'max.message.bytes', value: String(config.kafka.maxMessageBytes) },
+  ];
+}
+
 export async function ensureTopics(kafka: Kafka, config: Config, topics = [...eventTopics(config.kafka), config.kafka.deadLetterTopic]): Promise<string[]> {
   const admin = kafka.admin();
   await admin.connect();
@@ -36,12 +46,7 @@ export async function ensureTopics(kafka: Kafka, config: Config, topics = [...ev
           topic,
           numPartitions: config.kafka.partitions,
           replicationFactor: config.kafka.replicationFactor,
-          configEntries: [
-            { name: 'retention.ms', value: String(config.kafka.topicRetentionMs) },
-            // With acks=all (kafkajs' default), a write succeeds only once this many replicas have it.
-            { name: 'min.insync.replicas', value: String(config.kafka.minInsyncReplicas) },
-            { name: 'max.message.bytes', value: String(config.kafka.maxMessageBytes) },
-          ],
+          configEntries: topicConfigEntries(config),
         })),
       });
       await waitForLeaders(admin, missing, config.kafka.partitions);
