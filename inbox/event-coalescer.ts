@@ -30,11 +30,7 @@ export interface ChunkEvents extends ChunkSpan {
 }
 
 /** Where a flight's events came from and when the consumer got them (the flight's log line). */
-export interface FlightSpan {
-  topic: string;
-  partition: number;
-  firstOffset: string;
-  lastOffset: string;
+export interface FlightSpan extends ChunkSpan {
   receivedAt?: number;
 }
 

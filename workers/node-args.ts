@@ -11,7 +11,10 @@
  *   interceptors) 4 MB took the relay 281 → 238 MB peak RSS, the consumer 354 → 282 MB, retention
  *   226 → 207 MB, credited events per second within the machine's noise (docs/relay.md, Memory).
  *   The consumer, the largest, gets 2 MB: with 2 MB it measured 12 MB less again (270 MB, with a
- *   128 MB old space in that run) at the same 5,459 credited/s as 5,463/s with 4 MB.
+ *   128 MB old space in that run) at the same 5,459 credited/s as 5,463/s with 4 MB. The cost
+ *   shows in `npm run bench:consumer` (preloaded backlog, one worker): with these flags 9.5–10.6k
+ *   credits/s against 10.8–12.2k for the code of 61fad18 (before them and the other changes of
+ *   that stop), run alternately; which change costs what is not measured (docs/consumer.md).
  */
 export const WORKER_NODE_ARGS = {
   relay: ['--max-old-space-size=256', '--max-semi-space-size=4'],
