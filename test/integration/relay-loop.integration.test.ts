@@ -165,4 +165,20 @@ describe('relay shard loop (workflow logic, stub activities, real dev server)', 
       assert.equal(outbox.layoutChecks, 1, 'one attempt: the type is non-retryable by the workflow policy');
     });
   });
+  it("refuses an activity mode it does not have (e.g. 'remote', removed in 0.2) before touching the outbox", async () => {
+    const outbox = new StubOutbox();
+    outbox.pending = [1, 2];
+    // A start written by hand or by code of an older release: the type system no longer allows it.
+    await withShard(outbox, { activityMode: 'remote' as RelayShardInput['activityMode'] }, async (handle) => {
+      const err = await handle.result().then(
+        () => assert.fail('the shard should fail'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof WorkflowFailedError);
+      assert.ok(err.cause instanceof ApplicationFailure, `expected an ApplicationFailure, got ${String(err.cause)}`);
+      assert.equal(err.cause.type, RELAY_FAILURES.unknownActivityMode);
+      assert.equal(outbox.layoutChecks, 0, 'no fetch ran');
+      assert.deepEqual(outbox.marked, [], 'nothing published or marked in a mode nobody chose');
+    });
+  });
 });
