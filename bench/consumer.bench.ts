@@ -1,9 +1,9 @@
-import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TopLevelSpec } from 'vega-lite';
 import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../testkit/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { uniqueName } from '../testkit/ids';
+import { procStatusKiB } from '../testkit/process-memory';
 import { createTestTopic, testKafka } from '../testkit/kafka';
 import { median, percentile, saveBenchmark } from './support/report';
 import { eventually } from '../testkit/wait';
@@ -37,12 +37,8 @@ async function startWorkers(db: TestDatabase, topic: string, group: string, n: n
 
 /** Resident memory of one worker process (Linux), in MiB. */
 function rssMiB(pid: number | undefined): number {
-  try {
-    const kb = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? Math.round(Number(kb) / 1024) : 0;
-  } catch {
-    return 0;
-  }
+  const kib = pid === undefined ? undefined : procStatusKiB(pid)?.VmRSS;
+  return kib === undefined ? 0 : Math.round(kib / 1024);
 }
 
 async function throughput(db: TestDatabase) {

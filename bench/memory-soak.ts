@@ -14,7 +14,7 @@ import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
 import type { WorkerName } from '../workers/entries';
 import { saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
-import { procStatusKiB, summariseRss, type RssSample } from './support/process-memory';
+import { procStatusKiB, summariseRss, type RssSample } from '../testkit/process-memory';
 
 // Memory soak: do the three production workers (relay, consumer, retention) stay within the
 // BRIEF's 250 MB RSS each under full load, for BENCH_MINUTES (30) at the default settings?

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../config/env';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
+import { procStatusKiB } from './process-memory';
 
 export interface WorkerMemoryLog {
   rssMiB: number;
@@ -72,12 +73,8 @@ export class RelayWorkerProcess {
   }
 
   private procStatusMiB(field: 'VmHWM' | 'VmRSS'): number | undefined {
-    try {
-      const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${this.child.pid}/status`, 'utf8'))?.[1];
-      return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
-    } catch {
-      return undefined;
-    }
+    const kib = procStatusKiB(this.child.pid!)?.[field];
+    return kib === undefined ? undefined : Math.round(kib / 1024);
   }
 
   /**

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import type { Client, Connection } from '@temporalio/client';
 import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../../testkit/database';
 import { uniqueName } from '../../testkit/ids';
+import { procStatusKiB } from '../../testkit/process-memory';
 import { createTestTopic, testKafka } from '../../testkit/kafka';
 import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
 import { testTemporalClient } from '../../testkit/temporal';
@@ -105,7 +105,7 @@ describe('large payloads: a backlog of 100–900 kB rows flows under the workers
     assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM inbox_parked_events`)).rows[0].n, 0);
     alive();
     assert.deepEqual({ relay: relay.child.pid, consumer: consumer.proc.pid }, pids, 'the same worker processes throughout');
-    const peakMiB = (pid?: number) => Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024);
+    const peakMiB = (pid?: number) => Math.round((procStatusKiB(pid!)?.VmHWM ?? NaN) / 1024);
     process.stdout.write(`      ${(Number(sizes[0].total) / 1e6).toFixed(0)} MB of payloads; peak RSS relay ${peakMiB(pids.relay)} MiB, consumer ${peakMiB(pids.consumer)} MiB\n`);
   });
 });

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from '../../config/env';
-import { summariseRss, type RssSample } from '../../bench/support/process-memory';
+import { summariseRss, type RssSample } from '../../testkit/process-memory';
 import { workerEntry, type WorkerName } from '../../workers/entries';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../workers/node-args';
 
