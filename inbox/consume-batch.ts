@@ -105,17 +105,16 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
   const unknownTypes: ParkedMessage[] = [];
   const skipped = new Map<string, number>();
   for (const message of chunk) {
-    const rawValue = message.value?.toString() ?? null;
     const envelope = validateEnvelope(message);
     if (!envelope.ok) {
-      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: envelope.reason, rawValue, deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
+      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: envelope.reason, rawValue: textOf(message), deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
       continue;
     }
     const handler = deps.handlers.get(envelope.eventType);
     if (!handler) {
       // Not malformed: another consumer may handle this type. Never dead-lettered.
       if (deps.unknownEventTypes === 'park') {
-        unknownTypes.push({ offset: message.offset, eventId: envelope.eventId, reason: `no handler for event type ${quote(envelope.eventType)} in consumer ${quote(deps.inboxName)}`, rawValue });
+        unknownTypes.push({ offset: message.offset, eventId: envelope.eventId, reason: `no handler for event type ${quote(envelope.eventType)} in consumer ${quote(deps.inboxName)}`, rawValue: textOf(message) });
       } else {
         const type = envelope.eventType.slice(0, MAX_EVENT_TYPE_LENGTH);
         skipped.set(type, (skipped.get(type) ?? 0) + 1);
@@ -124,7 +123,7 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     }
     const checked = handler.validate(envelope.payload);
     if (!checked.ok) {
-      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: checked.reason, rawValue, deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
+      invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: checked.reason, rawValue: textOf(message), deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
       continue;
     }
     events.eventIds.push(envelope.eventId);
@@ -173,6 +172,15 @@ async function copyToDeadLetter(deps: BatchHandlerDeps, topic: string, partition
   } catch (err) {
     deps.logger.warn({ err: (err as Error).message, topic, partition }, 'dead-letter copies not sent now; the sweep retries them');
   }
+}
+
+/**
+ * A parked message's text. Decoded only for what gets parked: decoding every valid event's value
+ * a second time (validateEnvelope has its own) was one more string per event for the collector,
+ * on the event loop that is the consumer's bottleneck.
+ */
+function textOf(message: KafkaMessage): string | null {
+  return message.value?.toString() ?? null;
 }
 
 /** What a dead-letter copy needs of the original message, byte for byte. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { payloadHash } from '../../inbox/payload-hash';
+import { canonicalJson, payloadHash } from '../../inbox/payload-hash';
 import { validateEnvelope } from '../../inbox/validate-envelope';
 import { validateCredit } from '../../payments/validate-credit';
 import { validateShipment } from '../../shipping/order-shipped-handler';
@@ -72,5 +72,16 @@ describe('payloadHash', () => {
     assert.equal(payloadHash({ a: 1, b: { c: [1, 2], d: 'x' } }), payloadHash(JSON.parse('{ "b": {"d":"x","c":[1,2]}, "a": 1 }')));
     assert.notEqual(payloadHash({ a: 1 }), payloadHash({ a: 2 }));
     assert.notEqual(payloadHash({ a: [1, 2] }), payloadHash({ a: [2, 1] }));
+  });
+  // Inbox rows keep these hashes and a redelivery is compared with them: a release that hashed
+  // differently would park every redelivered event as a conflicting duplicate. Values computed by
+  // the first release's implementation (Object.entries/sort, createHash).
+  it('hashes exactly as earlier releases did (integer-like keys sort as text, escapes, nesting)', () => {
+    assert.equal(payloadHash({ event_id: 'evt_9f2', type: 'payment_confirmed', account_id: 42, amount: 500 }), '4402db1cf881092b657910cb0433d602');
+    const shipped = { type: 'order_shipped', event_id: 'o-1', data: { order_id: 'A-17', items: [{ sku: 'x', qty: 2 }, { qty: 1, sku: 'y' }], note: null, gift: false } };
+    assert.equal(payloadHash(shipped), '8a0900000ec6553b75808a628a4583dc');
+    const awkward = { event_id: 'u', type: 't', '10': 'ten', '2': 'two', b: 'Ω', a: 'é\u0000"\\', nested: { z: [1, 2.5, -0, 1e21], y: {} } };
+    assert.equal(canonicalJson(awkward), '{"10":"ten","2":"two","a":"é\\u0000\\"\\\\","b":"Ω","event_id":"u","nested":{"y":{},"z":[1,2.5,0,1e+21]},"type":"t"}');
+    assert.equal(payloadHash(awkward), '8cb4df4f138882b1e8b4a857d8f46c25');
   });
 });
