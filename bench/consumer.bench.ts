@@ -84,6 +84,8 @@ async function throughput(db: TestDatabase) {
     firstToLastCreditMs: Math.round(spanMs),
     wallMsAfterWorkersReady: Math.round(wallMs),
     workflows: chunks.length,
+    // Started on this worker with their first task in the start response (workers/temporal-worker.ts).
+    eagerlyStarted: chunks.filter((c) => c.eagerlyStarted === true).length,
     eventsPerWorkflow: Math.round(n / Math.max(1, chunks.length)),
     workflowRoundTripMs: { p50: percentile(workflowMs, 50), p99: percentile(workflowMs, 99), max: workflowMs[workflowMs.length - 1] },
     maxWorkerRssMiB: maxRssMiB,
@@ -140,6 +142,7 @@ async function latency(db: TestDatabase) {
     latencyMs: { p50: Math.round(median(sorted)), p90: Math.round(percentile(sorted, 90)), p99: Math.round(percentile(sorted, 99)), max: Math.round(sorted[sorted.length - 1] ?? NaN) },
     targetP99Ms: 300,
     workflows: chunks.length,
+    eagerlyStarted: chunks.filter((c) => c.eagerlyStarted === true).length,
     eventsPerWorkflow: Math.round(samples.length / Math.max(1, chunks.length)),
     // Where the time goes: the Temporal round trip (start workflow -> activity -> result) per chunk.
     workflowRoundTripMs: { p50: percentile(wf, 50), p90: percentile(wf, 90), p99: percentile(wf, 99), max: wf[wf.length - 1] },

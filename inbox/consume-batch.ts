@@ -45,8 +45,8 @@ const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
 
 /** Starts applyEventsWorkflow and waits for its result. */
 export function applyWorkflowRunner(client: Client, taskQueue: string): RunApplyWorkflow {
-  return (workflowId, batch) =>
-    client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, {
+  return async (workflowId, batch) => {
+    const handle = await client.workflow.start<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, {
       taskQueue,
       workflowId,
       // A closed run with this id (an earlier delivery of the same chunks) may run again: the
@@ -60,6 +60,8 @@ export function applyWorkflowRunner(client: Client, taskQueue: string): RunApply
       typedSearchAttributes: applySearchAttributes(batch),
       args: [batch],
     });
+    return { result: await handle.result(), eagerlyStarted: handle.eagerlyStarted };
+  };
 }
 
 /**

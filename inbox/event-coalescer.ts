@@ -42,11 +42,13 @@ export interface FlightReport extends EventBatchResult {
   /** When the workflow start was sent (epoch ms). */
   startedAt: number;
   workflowMs: number;
+  /** The workflow's first task came back with its start, to this process's worker (no poll). */
+  eagerlyStarted: boolean;
   spans: FlightSpan[];
 }
 
 /** Runs one applyEventsWorkflow and returns its result (the effect is durable when it returns). */
-export type RunApplyWorkflow = (workflowId: string, batch: EventBatch) => Promise<EventBatchResult>;
+export type RunApplyWorkflow = (workflowId: string, batch: EventBatch) => Promise<{ result: EventBatchResult; eagerlyStarted: boolean }>;
 
 interface Waiting {
   chunk: ChunkEvents;
@@ -146,7 +148,7 @@ export class EventCoalescer {
       // In a span of its own (linked to the events' traces): the workflow's start joins it, and
       // the flight's log line carries its trace id.
       const report = await withApplyBatchSpan(batch, workflowId, async () => {
-        const result = await this.run(workflowId, batch);
+        const { result, eagerlyStarted } = await this.run(workflowId, batch);
         const done: FlightReport = {
           ...result,
           workflowId,
@@ -155,6 +157,7 @@ export class EventCoalescer {
           partitions: [...new Set(flight.map((w) => `${w.chunk.topic}/${w.chunk.partition}`))].sort(),
           startedAt,
           workflowMs: Math.round(performance.now() - started),
+          eagerlyStarted,
           spans: flight.map(({ chunk: c }) => ({ topic: c.topic, partition: c.partition, firstOffset: c.firstOffset, lastOffset: c.lastOffset, receivedAt: c.receivedAt })),
         };
         this.opts.onFlight?.(done);

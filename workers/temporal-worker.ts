@@ -5,6 +5,18 @@ import { workflowSpanSinks } from '../observability/tracing';
 import { bundleInChildProcess, prebuiltBundlePath } from './bundle-workflows';
 import { temporalConnectionOptions } from '../temporal/connection-options';
 
+/**
+ * Workflows a worker keeps in its cache, which also bounds its concurrent workflow tasks. Set
+ * here because the SDK's default is derived from the V8 heap limit, and the memory flags of
+ * workers/node-args.ts bring the consumer's limit (198 MiB) to the SDK's floor of 10: ten
+ * workflow-task slots, which the SDK's ten workflow-task pollers hold while they poll, leaving
+ * none for an eagerly started workflow. Every applyEventsWorkflow then waited for a poll instead
+ * of starting on the consumer's own worker (measured 2026-12-04: round trip p50 80 → 45 ms at
+ * 1,000 events/s; bench:consumer, docs/consumer.md). What a worker here runs at once stays far
+ * below it: the relay's shards, a few apply flights, a retention or audit run.
+ */
+export const WORKFLOW_CACHE_SIZE = 40;
+
 export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & {
   workflowsPath: string;
   /** The process exports traces (WorkerTracing.exporting): its bundle carries the OpenTelemetry workflow interceptors. */
@@ -23,7 +35,14 @@ export async function createTemporalWorker(config: Config, parts: WorkerParts): 
   try {
     // A traced bundle's OpenTelemetry workflow interceptors (workers/workflow-interceptors.ts) send
     // their spans through this sink; `options` replaces it with the exporting one when tracing.
-    const worker = await Worker.create({ connection, namespace: config.temporal.namespace, workflowBundle: { code }, sinks: workflowSpanSinks(), ...options });
+    const worker = await Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      workflowBundle: { code },
+      sinks: workflowSpanSinks(),
+      maxCachedWorkflows: WORKFLOW_CACHE_SIZE,
+      ...options,
+    });
     return { worker, connection };
   } catch (err) {
     await connection.close();
