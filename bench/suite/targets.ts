@@ -139,7 +139,7 @@ export const TARGETS: Target[] = [
     file: 'relay-scale',
     command: 'npm run bench:relay-scale',
     judge(r) {
-      const s = r.results?.scalingSummary as { oneWorkerMedian: number; twoWorkersMedian: number; twoOverOne: number } | undefined;
+      const s = r.results?.summary as { oneWorkerMedian: number; twoWorkersMedian: number; twoOverOne: number } | undefined;
       if (!s) return undefined;
       return { measured: `1 → 2 workers: ${n(s.oneWorkerMedian)} → ${n(s.twoWorkersMedian)}/s (${s.twoOverOne}×; all services on the same 2 cores)`, met: s.twoOverOne >= 1.8 };
     },

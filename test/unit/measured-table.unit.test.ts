@@ -23,9 +23,9 @@ const sample: Record<string, ResultFile> = {
         { mode: 'session', p50Ms: 31, p99Ms: 112 },
       ],
       idle: { shards: 2, databaseTransactionsPerIdleMinute: 27, historyEventsPerIdleMinutePerShard: [7, 7] },
-      scalingSummary: { oneWorkerMedian: 10000, twoWorkersMedian: 19000, twoOverOne: 1.9 },
     },
   },
+  'relay-scale': { results: { summary: { oneWorkerMedian: 10000, twoWorkersMedian: 19000, twoOverOne: 1.9 } } },
   pipeline: { results: { p50Ms: 70, p99Ms: 190, events: 30000, balancesExact: true } },
   'memory-soak': {
     settings: { minutes: 5.9 },
