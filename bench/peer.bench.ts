@@ -63,7 +63,8 @@ interface Bench {
   appendedAt: Map<string, number>;
 }
 
-const ourDefaults = { shards: config.relay.shards, batchSize: config.relay.batchSize, mode: 'local' as const };
+// What `npm start` runs: relay sessions (no activityMode in a shard's input means sessions).
+const ourDefaults = { shards: config.relay.shards, batchSize: config.relay.batchSize, mode: 'session' as const };
 
 async function untilPeerDrained(b: Bench, deadline: number): Promise<number> {
   for (;;) {
@@ -271,7 +272,7 @@ async function main() {
         repeats: REPEATS,
         latencyOffered: `${RATE} events/s for ${LATENCY_SECONDS} s, 10 events per transaction`,
         drainCapSeconds: DRAIN_CAP_MS / 1000,
-        ours: { ...ourDefaults, note: 'the relay at its default settings (RELAY_SHARDS, RELAY_BATCH_SIZE, local activities), one worker process, Kafka acks=all, 6 partitions' },
+        ours: { ...ourDefaults, note: 'the relay at its default settings (RELAY_SHARDS, RELAY_BATCH_SIZE, relay sessions), one worker process, Kafka acks=all, 6 partitions' },
         peerListeners: {
           replication: canReplicate ? 'initializeReplicationMessageListener, pgoutput slot (a fresh one per run), its default concurrency (one message at a time)' : `not run: wal_level=${cluster.walLevel}`,
           polling: `initializePollingMessageListener, its defaults (500 ms interval) with batch sizes ${POLLING_BATCHES.join(', ')}`,
