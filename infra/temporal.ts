@@ -30,6 +30,8 @@ export async function ensureTemporal(config: Config, paths: CachePaths, log: (m:
     }
     const cli = temporalCli(config, paths, log);
     fs.mkdirSync(path.dirname(paths.temporalDb), { recursive: true });
+    const sizeWarning = largeDevDbWarning(devDbBytes(paths.temporalDb), paths.temporalDb);
+    if (sizeWarning) log(sizeWarning);
     const logFile = path.join(paths.logs, 'temporal.log');
     pid = startDaemon({
       name: TEMPORAL_SERVICE,
@@ -58,6 +60,24 @@ export async function ensureTemporal(config: Config, paths: CachePaths, log: (m:
   await waitUntil(`the Temporal server on ${address}`, () => serverAnswers(address), { timeoutMs: 60_000, pid });
   await registerSearchAttributes(address, config.temporal.namespace);
   return false;
+}
+
+/**
+ * The dev server keeps every run's history in one SQLite file. Closed workflows leave it after the
+ * namespace's retention (a day), but SQLite reuses the freed pages without giving them back, so
+ * the file stays at its largest: benchmarks and test suites grew it to 1.87 GB here in two hours.
+ * Said at start, where deleting it is still safe (the server is not running).
+ */
+export const DEV_DB_WARNING_BYTES = 1024 ** 3;
+
+export function largeDevDbWarning(bytes: number, file: string): string | undefined {
+  if (bytes < DEV_DB_WARNING_BYTES) return undefined;
+  return `the Temporal dev server's database is ${(bytes / 1024 ** 3).toFixed(2)} GiB (${file}*): SQLite keeps the space of deleted histories. To start with an empty one, \`stack down\` and delete those files (every workflow's history goes with them)`;
+}
+
+function devDbBytes(file: string): number {
+  // The write-ahead log (journal_mode=WAL) beside the file holds pages not yet checkpointed.
+  return [file, `${file}-wal`].reduce((sum, f) => sum + (fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
 }
 
 export function stopTemporal(paths: CachePaths): Promise<boolean> {
