@@ -10,7 +10,7 @@ import { joinLatencies, offerLoad } from './support/offered-load';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { createPeerOutbox, createPeerReplication, createPeerSlot, dropPeerSlot, insertPeerBacklog, insertPeerEvents, peerPendingCount, type PeerOutboxNames } from './support/peer/peer-outbox';
 import { PeerListenerProcess } from './support/peer/peer-listener-process';
-import { Relays } from './support/relay-shards';
+import { Relays, relayDefaults } from './support/relay-shards';
 import { RelayWorkerProcess } from '../testkit/relay-worker-process';
 import { percentile, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
@@ -63,8 +63,7 @@ interface Bench {
   appendedAt: Map<string, number>;
 }
 
-// What `npm start` runs: relay sessions (no activityMode in a shard's input means sessions).
-const ourDefaults = { shards: config.relay.shards, batchSize: config.relay.batchSize, mode: 'session' as const };
+const ourDefaults = relayDefaults(config);
 
 async function untilPeerDrained(b: Bench, deadline: number): Promise<number> {
   for (;;) {

@@ -8,7 +8,7 @@ import { measureCpu } from './support/cpu-usage';
 import { probeKafkaSend } from './support/kafka-send-probe';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { profileRelayHistory } from './support/relay-history-profile';
-import { Relays } from './support/relay-shards';
+import { Relays, relayDefaults } from './support/relay-shards';
 import { RelayWorkerProcess } from '../testkit/relay-worker-process';
 import { median, percentile, saveBenchmark } from './support/report';
 import { uniqueName } from '../testkit/ids';
@@ -36,8 +36,7 @@ const REPEATS = quick ? 1 : 3;
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
 const LATENCY_SECONDS = quick ? 5 : 10;
 const config = loadConfig();
-// What `npm start` runs: no activityMode in the shard's input means relay sessions.
-const DEFAULTS = { shards: config.relay.shards, batchSize: config.relay.batchSize, mode: 'session' as const };
+const DEFAULTS = relayDefaults(config);
 const MODES: RelayActivityMode[] = ['session', 'local'];
 const kafka = new Kafka({ clientId: `relay-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

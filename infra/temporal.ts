@@ -72,7 +72,7 @@ export const DEV_DB_WARNING_BYTES = 1024 ** 3;
 
 export function largeDevDbWarning(bytes: number, file: string): string | undefined {
   if (bytes < DEV_DB_WARNING_BYTES) return undefined;
-  return `the Temporal dev server's database is ${(bytes / 1024 ** 3).toFixed(2)} GiB (${file}*): SQLite keeps the space of deleted histories. To start with an empty one, \`stack down\` and delete those files (every workflow's history goes with them)`;
+  return `the Temporal dev server's database is ${(bytes / 1024 ** 3).toFixed(2)} GiB (${file}*): SQLite keeps the space of deleted histories. To start with an empty one, \`npm run stack:down\` and delete those files (every workflow's history goes with them)`;
 }
 
 function devDbBytes(file: string): number {

@@ -1,9 +1,18 @@
 import type { Client } from '@temporalio/client';
+import type { Config } from '../../config/env';
 import { endShard } from '../../outbox/relay-control';
 import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, type RelayActivityMode, type RelayShardWorkflow, type RelayStatus } from '../../workflows/relay-contract';
 import { uniqueName } from '../../testkit/ids';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The relay as `npm start` runs it: RELAY_SHARDS shards, RELAY_BATCH_SIZE, relay sessions (a
+ * shard input without activityMode means sessions). One definition for every benchmark that
+ * compares "the defaults": bench:peer kept the former default mode for a day while bench:relay
+ * had moved on.
+ */
+export const relayDefaults = (config: Config) => ({ shards: config.relay.shards, batchSize: config.relay.batchSize, mode: 'session' as RelayActivityMode });
 
 /** Relay shards started by a benchmark under unique workflow ids; stopped when it is done with them. */
 export class Relays {

@@ -6,6 +6,6 @@ describe('the dev server database size warning at stack up', () => {
     assert.equal(largeDevDbWarning(DEV_DB_WARNING_BYTES - 1, '/c/temporal/dev.db'), undefined);
     const said = largeDevDbWarning(1.87 * 1024 ** 3, '/c/temporal/dev.db');
     assert.match(said ?? '', /is 1\.87 GiB \(\/c\/temporal\/dev\.db\*\)/);
-    assert.match(said ?? '', /`stack down` and delete those files/);
+    assert.match(said ?? '', /`npm run stack:down` and delete those files/);
   });
 });
