@@ -5,6 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { uniqueName } from '../testkit/ids';
 import { procStatusKiB } from '../testkit/process-memory';
 import { createTestTopic, testKafka } from '../testkit/kafka';
+import { measureCpu, postmasterPidOf } from './support/cpu-usage';
 import { median, percentile, saveBenchmark } from './support/report';
 import { eventually } from '../testkit/wait';
 
@@ -58,10 +59,13 @@ async function throughput(db: TestDatabase) {
   const group = uniqueName('bench-tp');
   const workers = await startWorkers(db, topic, group, WORKERS);
   const wallStart = performance.now();
+  // Who spent the machine's two cores while the backlog drained (issue 13: CPU per event per process).
+  const cpu = measureCpu(() => workers.map((w) => w.proc.pid!), { workerLabel: 'consumer worker', postmasterPid: await postmasterPidOf(db.pool), databaseName: db.name });
   let maxRssMiB = 0;
   const sampler = setInterval(() => (maxRssMiB = Math.max(maxRssMiB, ...workers.map((w) => rssMiB(w.proc.pid)))), 250);
   await eventually('all events credited', () => groupCaughtUp(kafka, group, topic), 600_000, 500);
   clearInterval(sampler);
+  const cpuUsage = cpu.stop();
   const wallMs = performance.now() - wallStart;
   const { rows } = await db.pool.query<{ n: number; span_ms: number }>(
     `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span_ms FROM inbox_processed_events WHERE event_id LIKE 'tp-%'`,
@@ -89,6 +93,9 @@ async function throughput(db: TestDatabase) {
     eventsPerWorkflow: Math.round(n / Math.max(1, chunks.length)),
     workflowRoundTripMs: { p50: percentile(workflowMs, 50), p99: percentile(workflowMs, 99), max: workflowMs[workflowMs.length - 1] },
     maxWorkerRssMiB: maxRssMiB,
+    // From the workers' start being ready to the group caught up, so it includes the wind-down.
+    cpuMicrosPerEvent: Object.fromEntries(Object.entries(cpuUsage.cpuSeconds).map(([group, seconds]) => [group, Math.round((seconds * 1e6) / Math.max(1, n))])),
+    coresBusy: cpuUsage.coresBusy,
   };
   console.log('throughput', result);
   return { result, timeline };
