@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { uniqueName } from '../testkit/ids';
 import { procStatusKiB } from '../testkit/process-memory';
 import { createTestTopic, testKafka } from '../testkit/kafka';
-import { measureCpu, postmasterPidOf } from './support/cpu-usage';
+import { measureCpu, microsPerEvent, postmasterPidOf } from './support/cpu-usage';
 import { median, percentile, saveBenchmark } from './support/report';
 import { eventually } from '../testkit/wait';
 
@@ -94,7 +94,7 @@ async function throughput(db: TestDatabase) {
     workflowRoundTripMs: { p50: percentile(workflowMs, 50), p99: percentile(workflowMs, 99), max: workflowMs[workflowMs.length - 1] },
     maxWorkerRssMiB: maxRssMiB,
     // From the workers' start being ready to the group caught up, so it includes the wind-down.
-    cpuMicrosPerEvent: Object.fromEntries(Object.entries(cpuUsage.cpuSeconds).map(([group, seconds]) => [group, Math.round((seconds * 1e6) / Math.max(1, n))])),
+    cpuMicrosPerEvent: microsPerEvent(cpuUsage.cpuSeconds, n),
     coresBusy: cpuUsage.coresBusy,
   };
   console.log('throughput', result);

@@ -4,7 +4,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
 import type { RelayActivityMode } from '../workflows/relay-contract';
 import { createTestTopic, deleteTopics } from '../testkit/kafka';
-import { measureCpu } from './support/cpu-usage';
+import { measureCpu, microsPerEvent } from './support/cpu-usage';
 import { probeKafkaSend } from './support/kafka-send-probe';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { profileRelayHistory } from './support/relay-history-profile';
@@ -87,7 +87,7 @@ async function throughputRun(db: TestDatabase, client: Client, workers: WorkerPo
         `(${EVENTS} in ${seconds.toFixed(2)} s; inserts took ${insertSeconds.toFixed(2)} s; ${cpuUsage.coresBusy} of ${cpuUsage.cores} cores busy; ` +
         `worker peak RSS ${peakRssMiB} MiB; load ${loadAverage()[0]})`,
     );
-    const cpuMicrosPerEvent = Object.fromEntries(Object.entries(cpuUsage.cpuSeconds).map(([group, sec]) => [group, Math.round((sec * 1e6) / EVENTS)]));
+    const cpuMicrosPerEvent = microsPerEvent(cpuUsage.cpuSeconds, EVENTS);
     return {
       ...opts,
       workers: workers.processes.length,

@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { uniqueName } from '../testkit/ids';
 import { RelayWorkerProcess } from '../testkit/relay-worker-process';
 import { CpuCapUnavailable, createCappedGroup, openCpuController, processCpuSeconds, type CappedGroup, type CpuController } from './support/cpu-cap';
-import { childPidByTitle, measureCpu, postmasterPidOf } from './support/cpu-usage';
+import { childPidByTitle, measureCpu, microsPerEvent, postmasterPidOf } from './support/cpu-usage';
 import { eventsPerShardSince, insertBacklog, maxOutboxId, waitDrained } from './support/outbox-backlog';
 import { median, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
@@ -109,7 +109,7 @@ async function timedRun(db: TestDatabase, client: Client, ids: string[], live: C
   });
   const overCap = workers.filter((w) => w.cpuPerWallSecond > CAP * CAP_TOLERANCE);
   if (overCap.length) throw new Error(`the CPU cap did not hold: worker(s) ${overCap.map((w) => `${w.pid} used ${w.cpuPerWallSecond} CPU per wall second`).join(', ')} against a cap of ${CAP}; no figure reported`);
-  const cpuMicrosPerEvent = Object.fromEntries(Object.entries(usage.cpuSeconds).map(([group, s]) => [group, +((s / EVENTS) * 1e6).toFixed(1)]));
+  const cpuMicrosPerEvent = microsPerEvent(usage.cpuSeconds, EVENTS, 1);
   if (walBefore !== undefined && walAfter !== undefined) cpuMicrosPerEvent['postgres walwriter'] = +(((walAfter - walBefore) / EVENTS) * 1e6).toFixed(2);
   // Each shard relays only its own keys' rows, so the worker with the most of them sets the pace:
   // n workers can be at most (all rows / its rows) times as fast as one.

@@ -83,6 +83,11 @@ export function measureCpu(workerPids: () => number[], options: Partial<GroupOpt
   };
 }
 
+/** CPU µs per event per group, from `stop()`'s `cpuSeconds` over `events` events, to `decimals` places. */
+export function microsPerEvent(cpuSeconds: Record<string, number>, events: number, decimals = 0): Record<string, number> {
+  return Object.fromEntries(Object.entries(cpuSeconds).map(([group, seconds]) => [group, +((seconds * 1e6) / Math.max(1, events)).toFixed(decimals)]));
+}
+
 /** The postmaster behind a pool: the parent of one of its backends (Linux; undefined elsewhere). */
 export async function postmasterPidOf(pool: { query(sql: string): Promise<{ rows: { pid: number }[] }> }): Promise<number | undefined> {
   const backend = (await pool.query('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
