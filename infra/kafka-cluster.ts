@@ -1,9 +1,8 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/env';
 import { StackError } from './errors';
-import { brokerAnswers, formatNodeStorage, KAFKA_SERVICE, resolveJars, writeLog4j, writeProperties } from './kafka';
+import { brokerAnswers, formatNodeStorage, KAFKA_SERVICE, newKafkaClusterId, resolveJars, writeLog4j, writeProperties } from './kafka';
 import type { CachePaths } from './paths';
 import { isListening } from './ports';
 import { runningPid, startDaemon, stopDaemon, waitUntil } from './processes';
@@ -66,7 +65,7 @@ export async function ensureKafkaCluster(config: Config, paths: CachePaths, log:
     // One cluster id for every node, kept beside their data so a restart formats nothing.
     const idFile = path.join(dir, 'cluster-id');
     fs.mkdirSync(dir, { recursive: true });
-    if (!fs.existsSync(idFile)) fs.writeFileSync(idFile, crypto.randomBytes(16).toString('base64url'));
+    if (!fs.existsSync(idFile)) fs.writeFileSync(idFile, newKafkaClusterId());
     const clusterId = fs.readFileSync(idFile, 'utf8').trim();
     const voters = nodes.map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`).join(',');
     for (const node of toStart) {

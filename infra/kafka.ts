@@ -145,7 +145,19 @@ export function writeLog4j(paths: CachePaths) {
 
 /** KRaft storage must be formatted once; a data folder without meta.properties was left half-formatted. */
 function formatStorage(paths: CachePaths, log: (m: string) => void) {
-  formatNodeStorage(paths, { dataDir: paths.kafkaData, configFile: paths.kafkaConfig, clusterId: crypto.randomBytes(16).toString('base64url') }, log);
+  formatNodeStorage(paths, { dataDir: paths.kafkaData, configFile: paths.kafkaConfig, clusterId: newKafkaClusterId() }, log);
+}
+
+/**
+ * A random KRaft cluster id: 16 bytes in URL-safe base64, as `kafka-storage random-uuid` prints.
+ * Like Kafka's own Uuid.randomUuid, it never starts with '-': the storage tool's argument parser
+ * would read such an id as an option and refuse to format (one id in 64 did, failing CI).
+ */
+export function newKafkaClusterId(randomBytes: (size: number) => Buffer = crypto.randomBytes): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 /** Formats one node's KRaft storage with the given cluster id, unless it already is. */

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadConfig } from '../config/env';
-import { resolveJars, writeLog4j, writeProperties } from '../infra/kafka';
+import { newKafkaClusterId, resolveJars, writeLog4j, writeProperties } from '../infra/kafka';
 import { cachePaths } from '../infra/paths';
 import { isListening } from '../infra/ports';
 import { startDaemon, stopDaemon, waitUntil } from '../infra/processes';
@@ -75,7 +75,7 @@ export async function startSaslBroker(dir: string, basePort: number, tls?: { cer
   // The credential at format time; the password is a throwaway of this test's broker.
   execFileSync(
     'java',
-    ['-cp', `${paths.kafkaLibs}/*`, `-Dlog4j.configuration=file:${paths.kafkaLog4j}`, 'kafka.tools.StorageTool', 'format', '-t', crypto.randomBytes(16).toString('base64url'), '-c', configFile, '--add-scram', `SCRAM-SHA-512=[name=${username},password=${password}]`],
+    ['-cp', `${paths.kafkaLibs}/*`, `-Dlog4j.configuration=file:${paths.kafkaLog4j}`, 'kafka.tools.StorageTool', 'format', '-t', newKafkaClusterId(), '-c', configFile, '--add-scram', `SCRAM-SHA-512=[name=${username},password=${password}]`],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const logFile = path.join(paths.logs, 'kafka-sasl.log');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../config/env';
+import { newKafkaClusterId } from '../../infra/kafka';
 
 // The local Kafka's size and the topics' replication, as configuration declares them: one node
 // and one replica unless a cluster is asked for; a cluster of 3 gets RF 3 and min ISR 2.
@@ -30,5 +31,17 @@ describe('Kafka cluster settings', () => {
     assert.throws(() => loadConfig({ KAFKA_REPLICATION_FACTOR: '3' }), (e: ConfigError) => /3 replicas need at least as many brokers/.test(e.message));
     assert.throws(() => loadConfig({ KAFKA_BROKERS: 'k:9092', KAFKA_MIN_INSYNC_REPLICAS: '2' }), (e: ConfigError) => /exceeds the replication factor 1/.test(e.message));
     assert.throws(() => loadConfig({ LOCAL_KAFKA_BROKERS: '3', LOCAL_KAFKA_CONTROLLER_PORT: '19094' }), (e: ConfigError) => /need distinct ports/.test(e.message));
+  });
+
+  it('draws cluster ids the storage tool accepts: never one starting with "-", which it reads as an option', () => {
+    // 0xf8 0x00… encodes as "-AA…" in URL-safe base64: the id that broke a CI run's SASL broker.
+    const refused = Buffer.alloc(16, 0);
+    refused[0] = 0xf8;
+    assert.ok(refused.toString('base64url').startsWith('-'), 'the first draw is one the tool refuses');
+    const draws = [refused, Buffer.alloc(16, 1)];
+    const id = newKafkaClusterId(() => draws.shift() as Buffer);
+    assert.equal(id, Buffer.alloc(16, 1).toString('base64url'));
+    assert.equal(draws.length, 0, 'drew again after the refused id');
+    assert.match(newKafkaClusterId(), /^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
   });
 });
