@@ -16,8 +16,14 @@ export interface RelayShardInput {
   shardIndex: number;
   shardCount: number;
   batchSize: number;
-  /** Continue-as-new after this many batches even if Temporal does not suggest it yet. */
+  /**
+   * Continue-as-new after this many batches even if Temporal does not suggest it yet. Local mode
+   * defaults to 500 (each batch is history events); session mode has no batch budget by default
+   * (a session is one activity however many batches it runs) and counts sessions instead.
+   */
   maxBatchesPerRun?: number;
+  /** Session mode: continue-as-new after this many sessions (default 200) unless Temporal suggests it sooner. */
+  maxSessionsPerRun?: number;
   /** How long one idle wait may last before the loop comes round (default 60 s). */
   idleWaitMs?: number;
   /**
@@ -40,6 +46,12 @@ export type RelayActivityMode = 'session' | 'local';
 
 /** Runs started by code that knows sessions are the default; histories from before replay as 'local'. */
 export const RELAY_SESSIONS_PATCH = 'relay-sessions';
+/**
+ * Session-mode runs budgeted by sessions, not batches. Before it, a shard at a steady trickle
+ * (many small batches) spent the 500-batch budget every few seconds and continued as new, a gap
+ * of a new run, placement, session and connection each time; recorded runs replay the old rule.
+ */
+export const RELAY_SESSION_RUN_BUDGET_PATCH = 'relay-session-run-budget';
 
 export const statusQuery = defineQuery<RelayStatus>('status');
 /** Finish the current batch, then complete: the first step of a reshard or a clean shutdown. */

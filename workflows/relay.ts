@@ -22,7 +22,7 @@ import { SEARCH_ATTRIBUTES } from '../config/constants';
 import { RELAY_WORKFLOW_TASK_TIMEOUT } from './relay-timeouts';
 import { PROGRAMMING_ERRORS } from './programming-errors';
 import { pauseSignal, redriveUpdate, resumeSignal, type PauseState } from './relay-operator';
-import { RELAY_FAILURES, RELAY_SESSIONS_PATCH, statusQuery, stopSignal, type RelayActivityMode, type RelayShardInput } from './relay-contract';
+import { RELAY_FAILURES, RELAY_SESSION_RUN_BUDGET_PATCH, RELAY_SESSIONS_PATCH, statusQuery, stopSignal, type RelayActivityMode, type RelayShardInput } from './relay-contract';
 import { EMPTY_COUNTERS, statusMarkdown, type RelayCounters, type RelayStatus } from './relay-status';
 
 // ── Local mode (the default before relay sessions; runs started before them replay as it) ─────
@@ -148,6 +148,9 @@ const STATUS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.relayStatus.name, Sear
 const SEARCH_ATTRIBUTE_EVERY_BATCHES = 10;
 const BACKLOG_COUNT_EVERY_BATCHES = 20;
 const DEFAULT_MAX_BATCHES_PER_RUN = 500;
+// A session loop adds about ten history events (placement, the session, its workflow tasks, the
+// search attributes): 200 sessions stay well inside Temporal's suggested history size.
+const DEFAULT_MAX_SESSIONS_PER_RUN = 200;
 const DEFAULT_IDLE_WAIT_MS = 60_000;
 
 /**
@@ -234,8 +237,15 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
     const avoidUntil = new Map<string, number>();
     let failureStreak = 0;
     let drained = false;
+    // A run's budget: sessions, plus batches only when the starter set one. Runs recorded before
+    // the patch had the local mode's 500-batch default here, and replay with it.
+    const budgetBySessions = patched(RELAY_SESSION_RUN_BUDGET_PATCH);
+    const batchBudget = budgetBySessions ? input.maxBatchesPerRun : maxBatchesPerRun;
+    const maxSessionsPerRun = budgetBySessions ? (input.maxSessionsPerRun ?? DEFAULT_MAX_SESSIONS_PER_RUN) : Infinity;
+    let sessionsThisRun = 0;
     while (!stopRequested) {
-      if (status.batchesThisRun >= maxBatchesPerRun || workflowInfo().continueAsNewSuggested) {
+      const budgetSpent = (batchBudget !== undefined && status.batchesThisRun >= batchBudget) || sessionsThisRun >= maxSessionsPerRun;
+      if (budgetSpent || workflowInfo().continueAsNewSuggested) {
         counters.runs += 1;
         await condition(allHandlersFinished);
         await continueAsNewRelay({ ...input, counters, paused });
@@ -274,13 +284,14 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
       report('running');
       const relayShardSession = sessionOn(place.taskQueue, input.sessionMs ?? DEFAULT_SESSION_MS);
       let result: Awaited<ReturnType<typeof relayShardSession>> | undefined;
+      sessionsThisRun += 1;
       try {
         await untilStopped(async () => {
           result = await relayShardSession({
             shardIndex: input.shardIndex,
             shardCount: input.shardCount,
             batchSize: input.batchSize,
-            maxBatches: maxBatchesPerRun - status.batchesThisRun,
+            ...(batchBudget !== undefined ? { maxBatches: batchBudget - status.batchesThisRun } : {}),
             sessionMs: input.sessionMs ?? DEFAULT_SESSION_MS,
             drainGraceMs: SESSION_DRAIN_GRACE_MS,
             avoid,

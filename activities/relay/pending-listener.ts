@@ -10,6 +10,8 @@ export class PendingListener {
   private client?: Client;
   private connecting?: Promise<Client>;
   private readonly waiters = new Set<() => void>();
+  /** Notifications received so far: what lets a waiter see one that came before it waited. */
+  private received = 0;
   private readonly rescanHandlers: (() => void)[] = [];
 
   constructor(private readonly databaseUrl: string) {}
@@ -21,8 +23,21 @@ export class PendingListener {
     await this.connecting;
   }
 
-  /** Resolves true on a notification, false after timeoutMs or when `signal` aborts. */
-  wait(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+  /**
+   * Where the notification stream is now. Taken before a poll and given to `wait`, it closes the
+   * gap between the two: a commit whose NOTIFY arrives while the poll is in flight (its snapshot
+   * too early to see the row) would otherwise wake nobody, and the row would wait out the timeout.
+   */
+  position(): number {
+    return this.received;
+  }
+
+  /**
+   * Resolves true on a notification (or at once if one arrived after position `since`), false
+   * after timeoutMs or when `signal` aborts.
+   */
+  wait(timeoutMs: number, signal?: AbortSignal, since?: number): Promise<boolean> {
+    if (since !== undefined && this.received > since) return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (notified: boolean) => {
         clearTimeout(timer);
@@ -59,6 +74,7 @@ export class PendingListener {
     client.on('error', drop);
     client.on('end', drop);
     client.on('notification', (msg) => {
+      this.received += 1;
       if (msg.payload === RESCAN_NOTIFY_PAYLOAD) for (const rescan of this.rescanHandlers) rescan();
       for (const wake of [...this.waiters]) wake();
     });

@@ -94,7 +94,7 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       let failureStreak = 0;
       progress.state = 'running';
       while (!ending.signal.aborted) {
-        if (out.batches >= input.maxBatches) {
+        if (input.maxBatches !== undefined && out.batches >= input.maxBatches) {
           end('batch-budget');
           break;
         }
@@ -163,11 +163,12 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       await listener.ensureListening();
       const until = Date.now() + graceMs;
       for (;;) {
+        const seen = listener.position();
         const ids = await pollPendingIds(client, bound, { shardCount, shardIndex, limit: 1 });
         if (ids.length > 0) return true;
         const left = until - Date.now();
         if (left <= 0 || ending.signal.aborted) return false;
-        await listener.wait(left, ending.signal);
+        await listener.wait(left, ending.signal, seen);
       }
     }
   };

@@ -50,8 +50,8 @@ export interface RelaySessionInput {
   shardIndex: number;
   shardCount: number;
   batchSize: number;
-  /** End after this many batches (the workflow's continue-as-new budget). */
-  maxBatches: number;
+  /** End after this many batches (the workflow's batch budget, when the run has one). */
+  maxBatches?: number;
   /** End after this long even under a steady backlog, so counters and placement are refreshed. */
   sessionMs: number;
   /** How long a drained shard waits in the session for more rows before going idle. */

@@ -6,9 +6,10 @@ import type { WaitForPendingEventsInput, WaitForPendingEventsOutput } from './ty
 
 /**
  * The idle relay's wait: returns as soon as its shard has pending rows, or after timeoutMs.
- * LISTEN is active before the first check, so a commit landing between the workflow's empty
- * fetch and this wait is seen either by the check or by the notification, never by neither.
- * A notification for another shard's rows costs one indexed probe, not a workflow round trip.
+ * LISTEN is active and the listener's position taken before each check, so a commit is seen
+ * either by the check or by its notification (even one that arrives while the check runs),
+ * never by neither. A notification for another shard's rows costs one indexed probe, not a
+ * workflow round trip.
  */
 export function createWaitForPendingEvents({ pool, config, listener }: RelayActivityDeps, bounds: PendingScanBounds) {
   return async function waitForPendingEvents(input: WaitForPendingEventsInput): Promise<WaitForPendingEventsOutput> {
@@ -23,12 +24,13 @@ export function createWaitForPendingEvents({ pool, config, listener }: RelayActi
 
     await listener.ensureListening();
     while (!ctx.cancellationSignal.aborted) {
+      const seen = listener.position();
       if (await shardHasWork()) return { outcome: 'pending', waitedMs: Date.now() - started };
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
       // Wakes on NOTIFY; otherwise re-checks every fallbackPollMs in case a notification was
       // lost (listener reconnecting, or rows made pending again by an UPDATE).
-      await listener.wait(Math.min(remaining, config.relay.fallbackPollMs), ctx.cancellationSignal);
+      await listener.wait(Math.min(remaining, config.relay.fallbackPollMs), ctx.cancellationSignal, seen);
       ctx.heartbeat();
       await listener.ensureListening();
     }

@@ -5,6 +5,7 @@ import { WorkflowFailedError, type Client, type Connection, type WorkflowHandle 
 import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { RelayActivities } from '../../activities/relay';
+import type { RelaySessionInput } from '../../activities/relay/types';
 import { loadConfig } from '../../config/env';
 import { RELAY_FAILURES, RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, stopSignal, type RelayShardInput, type RelayShardWorkflow } from '../../workflows/relay-contract';
 import { uniqueName } from '../../testkit/ids';
@@ -61,6 +62,27 @@ class StubOutbox {
       },
       relayShardSession: async () => {
         throw new Error('stub: relay sessions are not under test here');
+      },
+    } as RelayActivities;
+  }
+}
+
+/**
+ * Relay sessions as a shard at a steady trickle sees them: every session runs many small batches
+ * (400 here, the session's own loop) and ends on its time budget. Records what each was asked.
+ */
+class StubSessions extends StubOutbox {
+  sessionInputs: RelaySessionInput[] = [];
+
+  override activities(): RelayActivities {
+    return {
+      ...super.activities(),
+      placeRelayShard: async () => ({ workerId: 'stub-worker', taskQueue: Context.current().info.taskQueue, liveWorkers: 1 }),
+      relayShardSession: async (input: RelaySessionInput) => {
+        this.sessionInputs.push(input);
+        await sleep(20);
+        const n = this.sessionInputs.length;
+        return { workerId: 'stub-worker', ended: 'time-up', published: 400, batches: 400, parked: 0, lastId: 400 * n };
       },
     } as RelayActivities;
   }
@@ -132,6 +154,22 @@ describe('relay shard loop (workflow logic, stub activities, real dev server)', 
       const counters = await handle.result();
       assert.equal(counters.published, 50);
       assert.equal(counters.runs, status.runs);
+    });
+  });
+
+  it('session mode budgets a run by sessions, not batches: a trickle of small batches does not continue as new every 500', async () => {
+    const sessions = new StubSessions();
+    await withShard(sessions, { activityMode: 'session', maxSessionsPerRun: 8 }, async (handle) => {
+      // Five sessions of 400 batches: 2,000 batches, four times the local mode's budget of a run.
+      await eventually('five sessions run', async () => sessions.sessionInputs.length >= 5, 30_000, 50);
+      const status = await handle.query(statusQuery);
+      assert.ok(status.batchesThisRun >= 2_000, `batches this run: ${status.batchesThisRun}`);
+      assert.equal(status.runs, 0, 'still the first run');
+      assert.ok(sessions.sessionInputs.every((i) => i.maxBatches === undefined), 'no session was given a batch budget');
+      // The session budget (8 here) ends the run, carrying the counters.
+      await eventually('continued as new after 8 sessions', async () => (await handle.query(statusQuery)).runs >= 1, 30_000, 50);
+      const next = await handle.query(statusQuery);
+      assert.ok(next.published >= 8 * 400, `published carried over: ${next.published}`);
     });
   });
 

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { Client } from 'pg';
+import { PendingListener } from '../../activities/relay/pending-listener';
+import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { eventually } from '../../testkit/wait';
+
+// The relay's idle waits check the shard, then wait for a NOTIFY. A commit whose notification
+// arrives while the check is still running (its snapshot taken before the commit) is the case
+// that used to be lost: the check saw no row, the notification woke no one, and the row waited
+// out the whole timeout (2 s in a session's drain grace, 10 s in the idle wait).
+describe('relay pending listener: a notification that arrives during the check is not lost', function () {
+  this.timeout(60_000);
+  let db: TestDatabase;
+  let listener: PendingListener;
+  let checker: Client;
+
+  before(async () => {
+    db = await createTestDatabase();
+    listener = new PendingListener(db.url);
+    checker = new Client({ connectionString: db.url });
+    await checker.connect();
+  });
+  after(async () => {
+    await checker?.end().catch(() => undefined);
+    await listener?.close();
+    await db?.drop();
+  });
+
+  it('wakes a wait that starts after the notification, given the position taken before the check', async () => {
+    await listener.ensureListening();
+    const seen = listener.position();
+
+    // The check, with its snapshot taken before the commit (held open so the overlap is certain).
+    await checker.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await checker.query('SELECT count(*) FROM outbox_events');
+    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"late-notify-1","type":"payment_confirmed","account_id":1,"amount":1}')`);
+    await eventually('the notification received by the listener', async () => listener.position() > seen, 5_000, 10);
+    const { rows } = await checker.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`);
+    await checker.query('COMMIT');
+    assert.equal(rows[0].n, 0, 'the check saw no pending row: the race is reproduced');
+
+    // Nobody was waiting when it came: a wait that does not say what it has seen misses it…
+    assert.equal(await listener.wait(300), false, 'a plain wait after the notification times out');
+    // …while the wait that knows its check's position returns at once.
+    assert.equal(await listener.wait(5_000, undefined, seen), true);
+    assert.equal(await listener.wait(300, undefined, listener.position()), false, 'and only for a notification it has not seen');
+  });
+});
