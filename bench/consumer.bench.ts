@@ -18,6 +18,7 @@ import { eventually } from '../testkit/wait';
 //
 //   npm run bench:consumer
 //   BENCH_EVENTS=200000 BENCH_WORKERS=1 BENCH_PARTITIONS=6 BENCH_RATE=1000 BENCH_SECONDS=30 npm run bench:consumer
+//   BENCH_WORKER_NODE_ARGS=--max-semi-space-size=16 BENCH_NAME=consumer-semi16 npm run bench:consumer
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
@@ -26,11 +27,13 @@ const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const ACCOUNTS = 1000;
 const BATCH = process.env.CONSUMER_BATCH_SIZE ?? '2000';
+// Node flags after the worker's own (e.g. --max-semi-space-size=16): memory against throughput.
+const EXTRA_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 async function startWorkers(db: TestDatabase, topic: string, group: string, n: number): Promise<ConsumerProcess[]> {
   const taskQueue = uniqueName('bench-consumer');
   const workers = Array.from({ length: n }, () =>
-    spawnConsumer(consumerEnv({ databaseUrl: db.url, topic, group, taskQueue, partitions: PARTITIONS, extra: { CONSUMER_BATCH_SIZE: BATCH, LOG_LEVEL: 'info' } })),
+    spawnConsumer(consumerEnv({ databaseUrl: db.url, topic, group, taskQueue, partitions: PARTITIONS, extra: { CONSUMER_BATCH_SIZE: BATCH, LOG_LEVEL: 'info' } }), undefined, EXTRA_NODE_ARGS),
   );
   await Promise.all(workers.map(waitUntilRunning));
   return workers;
@@ -192,7 +195,7 @@ async function main() {
     const files = await saveBenchmark({
       name: process.env.BENCH_NAME ?? 'consumer',
       command: 'npm run bench:consumer',
-      settings: { events: EVENTS, workers: WORKERS, partitions: PARTITIONS, accounts: ACCOUNTS, consumerBatchSize: Number(BATCH), offeredRate: RATE, seconds: SECONDS, note: 'shared 2-core machine; other sessions may be running tests at the same time' },
+      settings: { events: EVENTS, workers: WORKERS, partitions: PARTITIONS, accounts: ACCOUNTS, consumerBatchSize: Number(BATCH), extraWorkerNodeArgs: EXTRA_NODE_ARGS, offeredRate: RATE, seconds: SECONDS, note: 'shared 2-core machine; other sessions may be running tests at the same time' },
       results: { throughput: tp.result, latency: lat.result },
       chart,
     });

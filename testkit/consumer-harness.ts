@@ -27,9 +27,10 @@ export interface ConsumerProcess {
 }
 
 /** Spawns `node --import tsx workers/consumer.worker.ts` as one process, so SIGKILL kills the worker itself. */
-export function spawnConsumer(env: Record<string, string>, entry = 'workers/consumer.worker.ts'): ConsumerProcess {
-  // The heap flags are the ones `npm run worker:consumer` uses (workers/node-args.ts).
-  const proc = spawn(process.execPath, [...WORKER_NODE_ARGS.consumer, '--import', 'tsx', entry], {
+export function spawnConsumer(env: Record<string, string>, entry = 'workers/consumer.worker.ts', extraNodeArgs: string[] = []): ConsumerProcess {
+  // The heap flags are the ones `npm run worker:consumer` uses (workers/node-args.ts); extra
+  // flags come after them, so a benchmark can try another setting of the same flag.
+  const proc = spawn(process.execPath, [...WORKER_NODE_ARGS.consumer, ...extraNodeArgs, '--import', 'tsx', entry], {
     cwd: PROJECT_ROOT,
     // Under the worker's own role on the local stack, as `npm start` runs it.
     env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },
