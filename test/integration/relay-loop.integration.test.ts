@@ -73,6 +73,14 @@ class StubOutbox {
  */
 class StubSessions extends StubOutbox {
   sessionInputs: RelaySessionInput[] = [];
+  /** Sessions after this many wait for `release()`, so the test reads the status at a known point. */
+  holdAfter = Infinity;
+  private released!: () => void;
+  private readonly gate = new Promise<void>((resolve) => (this.released = resolve));
+
+  release() {
+    this.released();
+  }
 
   override activities(): RelayActivities {
     return {
@@ -80,6 +88,7 @@ class StubSessions extends StubOutbox {
       placeRelayShard: async () => ({ workerId: 'stub-worker', taskQueue: Context.current().info.taskQueue, liveWorkers: 1 }),
       relayShardSession: async (input: RelaySessionInput) => {
         this.sessionInputs.push(input);
+        if (this.sessionInputs.length > this.holdAfter) await this.gate;
         await sleep(20);
         const n = this.sessionInputs.length;
         return { workerId: 'stub-worker', ended: 'time-up', published: 400, batches: 400, parked: 0, lastId: 400 * n };
@@ -159,13 +168,16 @@ describe('relay shard loop (workflow logic, stub activities, real dev server)', 
 
   it('session mode budgets a run by sessions, not batches: a trickle of small batches does not continue as new every 500', async () => {
     const sessions = new StubSessions();
+    sessions.holdAfter = 5;
     await withShard(sessions, { activityMode: 'session', maxSessionsPerRun: 8 }, async (handle) => {
-      // Five sessions of 400 batches: 2,000 batches, four times the local mode's budget of a run.
-      await eventually('five sessions run', async () => sessions.sessionInputs.length >= 5, 30_000, 50);
+      // Five sessions of 400 batches done (the sixth held): 2,000 batches, four times the local
+      // mode's budget of a run, which continued as new after 500 before.
+      await eventually('five sessions done, the sixth started', async () => sessions.sessionInputs.length === 6, 30_000, 50);
       const status = await handle.query(statusQuery);
-      assert.ok(status.batchesThisRun >= 2_000, `batches this run: ${status.batchesThisRun}`);
+      assert.equal(status.batchesThisRun, 2_000);
       assert.equal(status.runs, 0, 'still the first run');
       assert.ok(sessions.sessionInputs.every((i) => i.maxBatches === undefined), 'no session was given a batch budget');
+      sessions.release();
       // The session budget (8 here) ends the run, carrying the counters.
       await eventually('continued as new after 8 sessions', async () => (await handle.query(statusQuery)).runs >= 1, 30_000, 50);
       const next = await handle.query(statusQuery);
