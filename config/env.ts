@@ -145,6 +145,12 @@ const settings = z.object({
   /** Credit workflows one consumer process runs at once; more only start when a full batch waits. */
   CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(3),
   /**
+   * Events a consumer process may hold between fetching them and committing their offsets: kafkajs
+   * fetches the next events while earlier ones are being applied (inbox/ordered-commits.ts). 0
+   * fetches again only once every chunk of the last fetch is applied and committed.
+   */
+  CONSUMER_FETCH_AHEAD_EVENTS: z.coerce.number().int().min(0).max(100_000).default(6000),
+  /**
    * How long an idle consumer's next credit workflow waits for the other partitions' chunks of the
    * same Kafka fetch before it leaves (inbox/event-coalescer.ts); 0 leaves with the first chunk.
    * 2 ms because without it a fetch cost two workflow round trips in a row (the first chunk alone,
@@ -404,6 +410,7 @@ const configSchema = settings.transform((e, ctx) => {
       batchSize: e.CONSUMER_BATCH_SIZE,
       maxCreditAmount: e.CONSUMER_MAX_CREDIT_AMOUNT,
       maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
+      fetchAheadEvents: e.CONSUMER_FETCH_AHEAD_EVENTS,
       coalesceWindowMs: e.CONSUMER_COALESCE_WINDOW_MS,
       fetchMaxWaitMs: e.CONSUMER_FETCH_MAX_WAIT_MS,
       sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,

@@ -14,6 +14,7 @@ import { owedDeadLetterIds } from './claim-dead-letters';
 import { deliverDeadLetters, type DeadLetterTarget } from './deliver-dead-letters';
 import { parkEvents, type DeadLetterOriginal, type ParkedMessage } from './park-events';
 import { payloadHash } from './payload-hash';
+import type { OrderedCommits } from './ordered-commits';
 import { TRACE_HEADERS } from '../observability/trace-context';
 import { headerText, quote, validateEnvelope } from './validate-envelope';
 
@@ -28,6 +29,10 @@ export interface BatchHandlerDeps {
   logger: Logger;
   inboxName: string;
   batchSize: number;
+  /** Applies chunks in order per partition and commits their offsets after the effect. */
+  commits: OrderedCommits;
+  /** How many events may wait between fetch and commit before the handler stops fetching (0: none, wait for each chunk). */
+  fetchAheadEvents: number;
 }
 
 export interface ChunkOutcome {
@@ -38,7 +43,6 @@ export interface ChunkOutcome {
   valid: number;
   parked: number;
   skipped: number;
-  workflowId?: string;
 }
 
 const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
@@ -66,40 +70,61 @@ export function applyWorkflowRunner(client: Client, taskQueue: string): RunApply
 
 /**
  * kafkajs eachBatch handler. Per chunk of one partition: validate (envelope, then the handler
- * of the event's type); park the invalid; skip (or park) types no handler knows; hand the valid
- * to the coalescer (an applyEventsWorkflow shared with other partitions' chunks) and wait until
- * they are applied; only then resolve and commit the chunk's offsets. The effect is
- * durable in PostgreSQL before Kafka forgets the messages, so a crash anywhere re-delivers
- * (harmless: the inbox drops repeats) and never loses.
+ * of the event's type); park the invalid; skip (or park) types no handler knows; then hand the
+ * valid to the ordered-commits ledger, which applies them through the coalescer (an
+ * applyEventsWorkflow shared with other partitions' chunks) after the partition's earlier
+ * chunks, and commits the chunk's offset only once they are applied (inbox/ordered-commits.ts).
+ * The handler returns as soon as its chunks are handed over (while fewer than
+ * `fetchAheadEvents` events wait for their commit), so kafkajs fetches and we validate the next
+ * events while a flight is in the air. The effect is durable in PostgreSQL before Kafka forgets
+ * the messages, so a crash anywhere re-delivers (harmless: the inbox drops repeats) and never loses.
  */
-export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: ChunkOutcome) => void) {
+export function createBatchHandler(deps: BatchHandlerDeps) {
   return async function eachBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
-    const stillOurs = () => isRunning() && !isStale();
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const generation = deps.commits.generation;
+    const stillOurs = () => isRunning() && !isStale() && deps.commits.generation === generation && deps.commits.taking;
     const receivedAt = Date.now();
     for (let start = 0; start < batch.messages.length; start += deps.batchSize) {
       if (!stillOurs()) return;
       const chunk = batch.messages.slice(start, start + deps.batchSize);
-      const outcome = await untilDone(deps.logger, heartbeat, stillOurs, () => processChunk(deps, batch.topic, batch.partition, chunk, receivedAt));
-      // Stopped or lost the partition before the effect was secured: leave the offsets alone;
+      const prepared = await untilDone(deps.logger, heartbeat, stillOurs, () => prepareChunk(deps, batch.topic, batch.partition, chunk, receivedAt));
+      // Stopped or lost the partition before the chunk was handed over: leave the offsets alone;
       // whoever owns the partition next starts from the last committed one.
-      if (outcome === undefined) return;
+      if (prepared === undefined) return;
+      const { events, outcome } = prepared;
+      const applied = deps.commits.add({
+        topic: batch.topic,
+        partition: batch.partition,
+        lastOffset: outcome.lastOffset,
+        events: chunk.length,
+        apply: async () => {
+          if (events.eventIds.length === 0) return true; // parked or skipped: already durable
+          if (!stillOurs()) return false;
+          const report = await untilDone(deps.logger, heartbeat, stillOurs, () => deps.coalescer.submit(events));
+          if (report) deps.logger.debug({ pid: process.pid, ...outcome, workflowId: report.workflowId }, 'chunk applied');
+          return report !== undefined;
+        },
+      });
+      // Moves only kafkajs's fetch position (autoCommit is off): the commit follows the effect.
       resolveOffset(outcome.lastOffset);
-      try {
-        await commitOffsetsIfNecessary();
-      } catch (err) {
-        // The effects are already durable; an uncommitted offset only means a harmless
-        // redelivery. A rebalance is the usual cause, so give the partition back.
-        deps.logger.warn({ err: (err as Error).message, partition: batch.partition }, 'offset commit failed; the chunk will be redelivered and deduplicated');
-        return;
+      if (deps.fetchAheadEvents > 0) {
+        await whileWaiting(heartbeat, deps.commits.waitForRoom(deps.fetchAheadEvents));
+      } else {
+        // No fetching ahead: the next fetch only after this chunk is applied and committed.
+        await whileWaiting(heartbeat, applied.then(() => deps.commits.flush()));
       }
-      onChunk?.(outcome);
-      await heartbeat().catch(() => undefined);
     }
   };
 }
 
-async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[], receivedAt: number): Promise<ChunkOutcome> {
+interface PreparedChunk {
+  events: ChunkEvents;
+  outcome: ChunkOutcome;
+}
+
+/** Validates a chunk, parks its invalid events and counts (or parks) the types no handler knows; the valid ones are returned to apply. */
+async function prepareChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[], receivedAt: number): Promise<PreparedChunk> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
   const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [], receivedAt };
@@ -156,10 +181,8 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     deps.logger.info({ topic, partition, skipped: Object.fromEntries(skipped) }, 'skipped events of types no handler knows');
   }
 
-  let workflowId: string | undefined;
-  if (events.eventIds.length > 0) workflowId = (await deps.coalescer.submit(events)).workflowId;
   const skippedCount = [...skipped.values()].reduce((a, b) => a + b, 0);
-  return { topic, partition, firstOffset, lastOffset, valid: events.eventIds.length, parked: invalid.length + unknownTypes.length, skipped: skippedCount, workflowId };
+  return { events, outcome: { topic, partition, firstOffset, lastOffset, valid: events.eventIds.length, parked: invalid.length + unknownTypes.length, skipped: skippedCount } };
 }
 
 /**
@@ -202,6 +225,16 @@ function original(topic: string, message: KafkaMessage): DeadLetterOriginal {
  */
 const KEEPALIVE_HEARTBEAT_MS = 1_000;
 
+/** Awaits `work` while heartbeating the group, so a long wait is not taken for a dead member. */
+async function whileWaiting<T>(heartbeat: () => Promise<void>, work: Promise<T>): Promise<T> {
+  const keepalive = setInterval(() => void heartbeat().catch(() => undefined), KEEPALIVE_HEARTBEAT_MS);
+  try {
+    return await work;
+  } finally {
+    clearInterval(keepalive);
+  }
+}
+
 /**
  * Retries transient failures (Temporal or PostgreSQL unreachable) for as long as we own the
  * partition. Heartbeats the whole time — while an attempt is pending too, not only between
@@ -211,18 +244,18 @@ const KEEPALIVE_HEARTBEAT_MS = 1_000;
  * owning the partition; the work is then redone by the next owner.
  */
 async function untilDone<T>(logger: Logger, heartbeat: () => Promise<void>, stillOurs: () => boolean, work: () => Promise<T>): Promise<T | undefined> {
-  const keepalive = setInterval(() => void heartbeat().catch(() => undefined), KEEPALIVE_HEARTBEAT_MS);
-  try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await work();
-      } catch (err) {
-        logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
-        await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
-        if (!stillOurs()) return undefined;
+  return whileWaiting(
+    heartbeat,
+    (async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await work();
+        } catch (err) {
+          logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
+          await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
+          if (!stillOurs()) return undefined;
+        }
       }
-    }
-  } finally {
-    clearInterval(keepalive);
-  }
+    })(),
+  );
 }
