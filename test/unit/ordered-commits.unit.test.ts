@@ -59,7 +59,7 @@ describe('ordered commits (the consumer fetching ahead)', () => {
     const a = gatedChunk(ledger, 0, 99);
     const b = gatedChunk(ledger, 0, 199);
     await tick();
-    assert.deepEqual(commits, [], 'nothing is committed before an apply finished');
+    assert.equal(commits.length, 0, 'nothing is committed before an apply finished');
     a.gate.finish(true);
     await a.settled;
     await ledger.flush();
@@ -95,7 +95,7 @@ describe('ordered commits (the consumer fetching ahead)', () => {
     old.gate.finish(true);
     assert.equal(await old.settled, false);
     await ledger.flush();
-    assert.deepEqual(commits, [], 'an old generation\'s chunk commits nothing');
+    assert.equal(commits.length, 0, 'an old generation\'s chunk commits nothing');
     fresh.gate.finish(true);
     await fresh.settled;
     await ledger.flush();
