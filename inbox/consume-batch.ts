@@ -14,13 +14,12 @@ import { owedDeadLetterIds } from './claim-dead-letters';
 import { deliverDeadLetters, type DeadLetterTarget } from './deliver-dead-letters';
 import { parkEvents, type DeadLetterOriginal, type ParkedMessage } from './park-events';
 import { payloadHash } from './payload-hash';
-import type { OrderedCommits } from './ordered-commits';
+import type { ApplyChunks, OrderedCommits } from './ordered-commits';
 import { TRACE_HEADERS } from '../observability/trace-context';
 import { headerText, quote, validateEnvelope } from './validate-envelope';
 
 export interface BatchHandlerDeps {
   pool: Pool;
-  coalescer: EventCoalescer;
   handlers: HandlerRegistry;
   /** What happens to an event of a type no handler knows: counted and skipped, or parked. */
   unknownEventTypes: 'skip' | 'park';
@@ -29,8 +28,8 @@ export interface BatchHandlerDeps {
   logger: Logger;
   inboxName: string;
   batchSize: number;
-  /** Applies chunks in order per partition and commits their offsets after the effect. */
-  commits: OrderedCommits;
+  /** Applies chunks in order per partition and commits their offsets after the effect (applyHandedOverChunks). */
+  commits: OrderedCommits<HandedOverEvents>;
   /** How many events may wait between fetch and commit before the handler stops fetching (0: none, wait for each chunk). */
   fetchAheadEvents: number;
 }
@@ -98,13 +97,7 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
         partition: batch.partition,
         lastOffset: outcome.lastOffset,
         events: chunk.length,
-        apply: async () => {
-          if (events.eventIds.length === 0) return true; // parked or skipped: already durable
-          if (!stillOurs()) return false;
-          const report = await untilDone(deps.logger, heartbeat, stillOurs, () => deps.coalescer.submit(events));
-          if (report) deps.logger.debug({ pid: process.pid, ...outcome, workflowId: report.workflowId }, 'chunk applied');
-          return report !== undefined;
-        },
+        item: { events, stillOurs, heartbeat },
       });
       // Moves only kafkajs's fetch position (autoCommit is off): the commit follows the effect.
       resolveOffset(outcome.lastOffset);
@@ -121,6 +114,45 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
 interface PreparedChunk {
   events: ChunkEvents;
   outcome: ChunkOutcome;
+}
+
+/** A validated chunk waiting to be applied, with its eachBatch call's view of the partition. */
+export interface HandedOverEvents {
+  events: ChunkEvents;
+  /** False once the partition is lost, the generation changed or the worker is stopping. */
+  stillOurs: () => boolean;
+  heartbeat: () => Promise<void>;
+}
+
+/**
+ * How the ordered-commits ledger applies a partition's waiting chunks: merged into one chunk
+ * (their offsets are consecutive), through the coalescer, retried while the partition is ours.
+ */
+export function applyHandedOverChunks(coalescer: EventCoalescer, logger: Logger): ApplyChunks<HandedOverEvents> {
+  return async (items) => {
+    const last = items[items.length - 1]!;
+    const events = mergeChunks(items.map((i) => i.events));
+    if (events.eventIds.length === 0) return true; // all parked or skipped: already durable
+    if (!last.stillOurs()) return false;
+    const report = await untilDone(logger, last.heartbeat, last.stillOurs, () => coalescer.submit(events));
+    if (report) logger.debug({ pid: process.pid, topic: events.topic, partition: events.partition, firstOffset: events.firstOffset, lastOffset: events.lastOffset, workflowId: report.workflowId }, 'chunks applied');
+    return report !== undefined;
+  };
+}
+
+function mergeChunks(chunks: ChunkEvents[]): ChunkEvents {
+  if (chunks.length === 1) return chunks[0]!;
+  const first = chunks[0]!;
+  const merged: ChunkEvents = { ...first, lastOffset: chunks[chunks.length - 1]!.lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [] };
+  for (const c of chunks) {
+    merged.eventIds.push(...c.eventIds);
+    merged.eventTypes.push(...c.eventTypes);
+    merged.offsets.push(...c.offsets);
+    merged.data.push(...c.data);
+    merged.payloadHashes.push(...c.payloadHashes);
+    merged.traceparents.push(...c.traceparents);
+  }
+  return merged;
 }
 
 /** Validates a chunk, parks its invalid events and counts (or parks) the types no handler knows; the valid ones are returned to apply. */

@@ -6,7 +6,7 @@ import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool, databaseTimeouts } from '../db/pool';
-import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
+import { applyHandedOverChunks, applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
 import { startDeadLetterSweep } from '../inbox/dead-letter-sweep';
 import type { DeadLetterTarget } from '../inbox/deliver-dead-letters';
 import { EventCoalescer } from '../inbox/event-coalescer';
@@ -102,11 +102,21 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       maxWaitTimeInMs: config.consumer.fetchMaxWaitMs,
     });
     const kafkaConsumer = consumer;
+    const coalescer = new EventCoalescer(applyWorkflowRunner(client, taskQueue), {
+      consumer: config.consumer.inboxName,
+      group: config.kafka.consumerGroup,
+      maxEvents: config.consumer.batchSize,
+      maxInFlight: config.consumer.maxInFlight,
+      windowMs: config.consumer.coalesceWindowMs,
+      onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch applied'),
+    });
     // Offsets are committed by hand, per partition in order, after each chunk's effect is durable.
-    const commits = new OrderedCommits(
-      (offsets) => kafkaConsumer.commitOffsets(offsets),
-      (err, offsets) => logger.warn({ err: (err as Error).message, offsets }, 'offset commit failed; retried shortly (until then a restart would redeliver, and the inbox drop, those events)'),
-    );
+    const commits = new OrderedCommits({
+      apply: applyHandedOverChunks(coalescer, logger),
+      maxEventsPerApply: config.consumer.batchSize,
+      commitOffsets: (offsets) => kafkaConsumer.commitOffsets(offsets),
+      onCommitFailed: (err, offsets) => logger.warn({ err: (err as Error).message, offsets }, 'offset commit failed; retried shortly (until then a restart would redeliver, and the inbox drop, those events)'),
+    });
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       // Emitted before the new generation's first fetch: the old one's pending chunks commit nothing.
       commits.newGeneration();
@@ -127,18 +137,9 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     // drops repeats), skipping events is not.
     await consumer.subscribe({ topics, fromBeginning: true });
 
-    const coalescer = new EventCoalescer(applyWorkflowRunner(client, taskQueue), {
-      consumer: config.consumer.inboxName,
-      group: config.kafka.consumerGroup,
-      maxEvents: config.consumer.batchSize,
-      maxInFlight: config.consumer.maxInFlight,
-      windowMs: config.consumer.coalesceWindowMs,
-      onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch applied'),
-    });
     const eachBatch = createBatchHandler(
       {
         pool,
-        coalescer,
         handlers,
         unknownEventTypes: config.consumer.unknownEventTypes,
         deadLetter,

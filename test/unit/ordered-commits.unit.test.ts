@@ -5,126 +5,132 @@ import { OrderedCommits, type PartitionOffset } from '../../inbox/ordered-commit
 // chunks' applies are driven by hand here (each is a promise the test settles), and the commits
 // are recorded, so the order of applies and of committed offsets is what is asserted.
 
-interface Gate {
-  started: boolean;
+/** One apply the test finishes by hand: which chunks (by last offset) it got. */
+interface Apply {
+  items: number[];
   finish(applied: boolean): void;
 }
 
-function gatedChunk(commits: OrderedCommits, partition: number, lastOffset: number, events = 10): { gate: Gate; settled: Promise<boolean> } {
-  let finish: (applied: boolean) => void = () => undefined;
-  const gate: Gate = { started: false, finish: (applied) => finish(applied) };
-  const settled = commits.add({
-    topic: 't',
-    partition,
-    lastOffset: String(lastOffset),
-    events,
-    apply: () =>
-      new Promise<boolean>((resolve) => {
-        gate.started = true;
-        finish = resolve;
+function ledgerUnderTest(opts: { maxEventsPerApply?: number; commit?: (offsets: PartitionOffset[]) => Promise<void> } = {}) {
+  const applies: Apply[] = [];
+  const commits: PartitionOffset[][] = [];
+  const ledger = new OrderedCommits<number>({
+    apply: (items) => new Promise<boolean>((resolve) => applies.push({ items, finish: resolve })),
+    maxEventsPerApply: opts.maxEventsPerApply ?? 1_000,
+    commitOffsets:
+      opts.commit ??
+      (async (offsets) => {
+        commits.push(offsets);
       }),
+    onCommitFailed: () => undefined,
   });
-  return { gate, settled };
+  const add = (partition: number, lastOffset: number, events = 10) => ledger.add({ topic: 't', partition, lastOffset: String(lastOffset), events, item: lastOffset });
+  return { ledger, applies, commits, add };
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-function recorder() {
-  const commits: PartitionOffset[][] = [];
-  const ledger = new OrderedCommits(
-    async (offsets) => {
-      commits.push(offsets);
-    },
-    () => undefined,
-  );
-  return { ledger, commits };
-}
-
 describe('ordered commits (the consumer fetching ahead)', () => {
-  it('applies a partition\'s chunks one after another, in offset order, while other partitions go on', async () => {
-    const { ledger } = recorder();
-    const a = gatedChunk(ledger, 0, 99);
-    const b = gatedChunk(ledger, 0, 199);
-    const c = gatedChunk(ledger, 1, 49);
+  it('applies a partition\'s chunks one apply after another, in offset order, while other partitions go on', async () => {
+    const { applies, add } = ledgerUnderTest();
+    const a = add(0, 99);
+    add(0, 199);
+    add(1, 49);
     await tick();
-    assert.deepEqual([a.gate.started, b.gate.started, c.gate.started], [true, false, true], 'the second chunk of partition 0 waits for the first; partition 1 does not');
-    a.gate.finish(true);
-    await a.settled;
+    assert.deepEqual(applies.map((x) => x.items), [[99], [49]], 'the second chunk of partition 0 waits for the first; partition 1 does not');
+    applies[0]!.finish(true);
+    await a;
     await tick();
-    assert.equal(b.gate.started, true);
+    assert.deepEqual(applies.map((x) => x.items), [[99], [49], [199]]);
+  });
+
+  it('applies the chunks that waited meanwhile together, up to the batch size', async () => {
+    const { applies, add } = ledgerUnderTest({ maxEventsPerApply: 25 });
+    const a = add(0, 9);
+    for (const last of [19, 29, 39, 49]) add(0, last);
+    await tick();
+    applies[0]!.finish(true);
+    await a;
+    await tick();
+    assert.deepEqual(applies.map((x) => x.items), [[9], [19, 29]], 'two waiting chunks of 10 fit in 25, the third does not');
   });
 
   it('commits a partition only past applied chunks, the next offset to read, never moving back', async () => {
-    const { ledger, commits } = recorder();
-    const a = gatedChunk(ledger, 0, 99);
-    const b = gatedChunk(ledger, 0, 199);
+    const { ledger, applies, commits, add } = ledgerUnderTest();
+    const a = add(0, 99);
+    const b = add(0, 199);
     await tick();
     assert.equal(commits.length, 0, 'nothing is committed before an apply finished');
-    a.gate.finish(true);
-    await a.settled;
+    applies[0]!.finish(true);
+    await a;
     await ledger.flush();
     assert.deepEqual(commits.flat(), [{ topic: 't', partition: 0, offset: '100' }]);
     await tick();
-    b.gate.finish(true);
-    await b.settled;
+    applies[1]!.finish(true);
+    await b;
     await ledger.flush();
     assert.deepEqual(commits.flat().map((c) => c.offset), ['100', '200']);
   });
 
   it('gives up the chunks behind one that was given up, and commits none of them', async () => {
-    const { ledger, commits } = recorder();
-    const a = gatedChunk(ledger, 0, 99);
-    const b = gatedChunk(ledger, 0, 199);
+    const { ledger, applies, commits, add } = ledgerUnderTest();
+    const a = add(0, 99);
+    const b = add(0, 199);
     await tick();
-    a.gate.finish(false);
-    assert.equal(await a.settled, false);
-    assert.equal(await b.settled, false);
-    assert.equal(b.gate.started, false, 'a chunk after a gap is never applied');
+    applies[0]!.finish(false);
+    assert.equal(await a, false);
+    assert.equal(await b, false);
+    assert.equal(applies.length, 1, 'a chunk after a gap is never applied');
     await ledger.flush();
-    assert.deepEqual(commits, []);
+    assert.equal(commits.length, 0);
+    assert.equal(ledger.held, 0);
   });
 
   it('forgets the old generation at a rebalance: its chunks finish but commit nothing', async () => {
-    const { ledger, commits } = recorder();
-    const old = gatedChunk(ledger, 0, 99);
+    const { ledger, applies, commits, add } = ledgerUnderTest();
+    const old = add(0, 99);
+    const oldBehind = add(0, 199);
     await tick();
     ledger.newGeneration();
-    const fresh = gatedChunk(ledger, 0, 99);
+    assert.equal(await oldBehind, false, 'a chunk of the old generation that had not started is given up');
+    const fresh = add(0, 99);
     await tick();
-    assert.equal(fresh.gate.started, true, 'the new generation does not wait for the old one');
-    old.gate.finish(true);
-    assert.equal(await old.settled, false);
+    assert.equal(applies.length, 2, 'the new generation does not wait for the old one');
+    applies[0]!.finish(true);
+    assert.equal(await old, false);
     await ledger.flush();
     assert.equal(commits.length, 0, 'an old generation\'s chunk commits nothing');
-    fresh.gate.finish(true);
-    await fresh.settled;
+    applies[1]!.finish(true);
+    await fresh;
     await ledger.flush();
     assert.deepEqual(commits.flat().map((c) => c.offset), ['100']);
   });
 
   it('holds the fetch while `limit` events wait for their commit, and lets it go when one is applied', async () => {
-    const { ledger } = recorder();
-    const a = gatedChunk(ledger, 0, 99, 60);
-    gatedChunk(ledger, 1, 99, 60);
+    const { ledger, applies, add } = ledgerUnderTest();
+    const a = add(0, 99, 60);
+    add(1, 99, 60);
     let roomMade = false;
     const room = ledger.waitForRoom(100).then(() => (roomMade = true));
     await tick();
     assert.equal(roomMade, false, '120 events held against a limit of 100');
-    a.gate.finish(true);
+    applies[0]!.finish(true);
+    await a;
     await room;
     assert.equal(ledger.held, 60);
   });
 
   it('drains for a stop: what is applying finishes and is committed; what waits behind it is given up', async () => {
-    const { ledger, commits } = recorder();
-    const a = gatedChunk(ledger, 0, 99);
-    const b = gatedChunk(ledger, 0, 199);
+    const { ledger, applies, commits, add } = ledgerUnderTest();
+    add(0, 99);
+    const b = add(0, 199);
     await tick();
     const drained = ledger.drain(5_000);
-    a.gate.finish(true);
+    applies[0]!.finish(true);
     await drained;
     assert.equal(ledger.taking, false);
-    assert.equal(b.gate.started, false);
+    assert.equal(await b, false);
+    assert.equal(applies.length, 1);
     assert.deepEqual(commits.flat().map((c) => c.offset), ['100']);
   });
 
@@ -132,8 +138,8 @@ describe('ordered commits (the consumer fetching ahead)', () => {
     let fail = true;
     const failed: string[] = [];
     const committed: string[] = [];
-    const ledger = new OrderedCommits(
-      async (offsets) => {
+    const { ledger, applies, add } = ledgerUnderTest({
+      commit: async (offsets) => {
         const text = offsets.map((o) => o.offset).join();
         if (fail) {
           failed.push(text);
@@ -141,12 +147,11 @@ describe('ordered commits (the consumer fetching ahead)', () => {
         }
         committed.push(text);
       },
-      () => undefined,
-    );
-    const a = gatedChunk(ledger, 0, 99);
+    });
+    const a = add(0, 99);
     await tick();
-    a.gate.finish(true);
-    await a.settled;
+    applies[0]!.finish(true);
+    await a;
     await tick();
     assert.deepEqual([failed, committed], [['100'], []]);
     fail = false;
