@@ -159,6 +159,14 @@ const settings = z.object({
   CONSUMER_COALESCE_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(2),
   /** How long Kafka holds a consumer's fetch when no new message is there yet (kafkajs maxWaitTimeInMs; its default). */
   CONSUMER_FETCH_MAX_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(5000),
+  /**
+   * Bytes one Kafka fetch returns at most, in all and per partition (kafkajs maxBytes,
+   * maxBytesPerPartition). kafkajs decodes a whole fetch into message objects at once and keeps
+   * them until every batch of it is handled, so this bounds the consumer's memory more than the
+   * fetch-ahead limit does; a fetch larger than a partition's share is still taken whole.
+   */
+  CONSUMER_FETCH_MAX_BYTES: positiveInt.min(64 * 1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
+  CONSUMER_FETCH_MAX_PARTITION_BYTES: positiveInt.min(16 * 1024).max(16 * 1024 * 1024).default(512 * 1024),
   CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
   CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
   CONSUMER_DEAD_LETTER: z.enum(['true', 'false']).default('true'),
@@ -413,6 +421,8 @@ const configSchema = settings.transform((e, ctx) => {
       fetchAheadEvents: e.CONSUMER_FETCH_AHEAD_EVENTS,
       coalesceWindowMs: e.CONSUMER_COALESCE_WINDOW_MS,
       fetchMaxWaitMs: e.CONSUMER_FETCH_MAX_WAIT_MS,
+      fetchMaxBytes: e.CONSUMER_FETCH_MAX_BYTES,
+      fetchMaxPartitionBytes: e.CONSUMER_FETCH_MAX_PARTITION_BYTES,
       sessionTimeoutMs: e.CONSUMER_SESSION_TIMEOUT_MS,
       rebalanceTimeoutMs: e.CONSUMER_REBALANCE_TIMEOUT_MS,
       deadLetter: e.CONSUMER_DEAD_LETTER === 'true',

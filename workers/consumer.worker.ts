@@ -95,10 +95,10 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       sessionTimeout: config.consumer.sessionTimeoutMs,
       rebalanceTimeout: config.consumer.rebalanceTimeoutMs,
       heartbeatInterval: Math.floor(config.consumer.sessionTimeoutMs / 4),
-      // A fetch holds about one chunk per partition (~120-byte events), not kafkajs' default
-      // 1 MB per partition / 10 MB per fetch: the worker stays within its memory budget.
-      maxBytesPerPartition: 512 * 1024,
-      maxBytes: 4 * 1024 * 1024,
+      // Not kafkajs' default 1 MB per partition / 10 MB per fetch: a fetch is decoded whole and
+      // held until it is handled, and the worker has a memory budget (config/env.ts).
+      maxBytesPerPartition: config.consumer.fetchMaxPartitionBytes,
+      maxBytes: config.consumer.fetchMaxBytes,
       maxWaitTimeInMs: config.consumer.fetchMaxWaitMs,
     });
     const kafkaConsumer = consumer;
