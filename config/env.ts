@@ -145,12 +145,6 @@ const settings = z.object({
   /** Credit workflows one consumer process runs at once; more only start when a full batch waits. */
   CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(3),
   /**
-   * Events a consumer process may hold between fetching them and committing their offsets: kafkajs
-   * fetches the next events while earlier ones are being applied (inbox/ordered-commits.ts). 0
-   * fetches again only once every chunk of the last fetch is applied and committed.
-   */
-  CONSUMER_FETCH_AHEAD_EVENTS: z.coerce.number().int().min(0).max(100_000).default(6000),
-  /**
    * How long an idle consumer's next credit workflow waits for the other partitions' chunks of the
    * same Kafka fetch before it leaves (inbox/event-coalescer.ts); 0 leaves with the first chunk.
    * 2 ms because without it a fetch cost two workflow round trips in a row (the first chunk alone,
@@ -162,8 +156,8 @@ const settings = z.object({
   /**
    * Bytes one Kafka fetch returns at most, in all and per partition (kafkajs maxBytes,
    * maxBytesPerPartition). kafkajs decodes a whole fetch into message objects at once and keeps
-   * them until every batch of it is handled, so this bounds the consumer's memory more than the
-   * fetch-ahead limit does; a fetch larger than a partition's share is still taken whole.
+   * them until every batch of it is handled, so these bound the consumer's memory; a message
+   * larger than a partition's share is still fetched whole.
    */
   CONSUMER_FETCH_MAX_BYTES: positiveInt.min(64 * 1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
   CONSUMER_FETCH_MAX_PARTITION_BYTES: positiveInt.min(16 * 1024).max(16 * 1024 * 1024).default(512 * 1024),
@@ -418,7 +412,6 @@ const configSchema = settings.transform((e, ctx) => {
       batchSize: e.CONSUMER_BATCH_SIZE,
       maxCreditAmount: e.CONSUMER_MAX_CREDIT_AMOUNT,
       maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
-      fetchAheadEvents: e.CONSUMER_FETCH_AHEAD_EVENTS,
       coalesceWindowMs: e.CONSUMER_COALESCE_WINDOW_MS,
       fetchMaxWaitMs: e.CONSUMER_FETCH_MAX_WAIT_MS,
       fetchMaxBytes: e.CONSUMER_FETCH_MAX_BYTES,

@@ -14,12 +14,12 @@ import { owedDeadLetterIds } from './claim-dead-letters';
 import { deliverDeadLetters, type DeadLetterTarget } from './deliver-dead-letters';
 import { parkEvents, type DeadLetterOriginal, type ParkedMessage } from './park-events';
 import { payloadHash } from './payload-hash';
-import type { ApplyChunks, OrderedCommits } from './ordered-commits';
 import { TRACE_HEADERS } from '../observability/trace-context';
 import { headerText, quote, validateEnvelope } from './validate-envelope';
 
 export interface BatchHandlerDeps {
   pool: Pool;
+  coalescer: EventCoalescer;
   handlers: HandlerRegistry;
   /** What happens to an event of a type no handler knows: counted and skipped, or parked. */
   unknownEventTypes: 'skip' | 'park';
@@ -28,10 +28,6 @@ export interface BatchHandlerDeps {
   logger: Logger;
   inboxName: string;
   batchSize: number;
-  /** Applies chunks in order per partition and commits their offsets after the effect (applyHandedOverChunks). */
-  commits: OrderedCommits<HandedOverEvents>;
-  /** How many events may wait between fetch and commit before the handler stops fetching (0: none, wait for each chunk). */
-  fetchAheadEvents: number;
 }
 
 export interface ChunkOutcome {
@@ -42,6 +38,7 @@ export interface ChunkOutcome {
   valid: number;
   parked: number;
   skipped: number;
+  workflowId?: string;
 }
 
 const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
@@ -69,110 +66,40 @@ export function applyWorkflowRunner(client: Client, taskQueue: string): RunApply
 
 /**
  * kafkajs eachBatch handler. Per chunk of one partition: validate (envelope, then the handler
- * of the event's type); park the invalid; skip (or park) types no handler knows; then hand the
- * valid to the ordered-commits ledger, which applies them through the coalescer (an
- * applyEventsWorkflow shared with other partitions' chunks) after the partition's earlier
- * chunks, and commits the chunk's offset only once they are applied (inbox/ordered-commits.ts).
- * The handler returns as soon as its chunks are handed over (while fewer than
- * `fetchAheadEvents` events wait for their commit), so kafkajs fetches and we validate the next
- * events while a flight is in the air. The effect is durable in PostgreSQL before Kafka forgets
- * the messages, so a crash anywhere re-delivers (harmless: the inbox drops repeats) and never loses.
+ * of the event's type); park the invalid; skip (or park) types no handler knows; hand the valid
+ * to the coalescer (an applyEventsWorkflow shared with other partitions' chunks) and wait until
+ * they are applied; only then resolve and commit the chunk's offsets. The effect is
+ * durable in PostgreSQL before Kafka forgets the messages, so a crash anywhere re-delivers
+ * (harmless: the inbox drops repeats) and never loses.
  */
-export function createBatchHandler(deps: BatchHandlerDeps) {
+export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: ChunkOutcome) => void) {
   return async function eachBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
-    const generation = deps.commits.generation;
-    const stillOurs = () => isRunning() && !isStale() && deps.commits.generation === generation && deps.commits.taking;
+    const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
+    const stillOurs = () => isRunning() && !isStale();
     const receivedAt = Date.now();
     for (let start = 0; start < batch.messages.length; start += deps.batchSize) {
       if (!stillOurs()) return;
       const chunk = batch.messages.slice(start, start + deps.batchSize);
-      const prepared = await untilDone(deps.logger, heartbeat, stillOurs, () => prepareChunk(deps, batch.topic, batch.partition, chunk, receivedAt));
-      // Stopped or lost the partition before the chunk was handed over: leave the offsets alone;
+      const outcome = await untilDone(deps.logger, heartbeat, stillOurs, () => processChunk(deps, batch.topic, batch.partition, chunk, receivedAt));
+      // Stopped or lost the partition before the effect was secured: leave the offsets alone;
       // whoever owns the partition next starts from the last committed one.
-      if (prepared === undefined) return;
-      const { events, outcome } = prepared;
-      const applied = deps.commits.add({
-        topic: batch.topic,
-        partition: batch.partition,
-        lastOffset: outcome.lastOffset,
-        events: chunk.length,
-        item: { events, stillOurs, heartbeat },
-      });
-      // Moves only kafkajs's fetch position (autoCommit is off): the commit follows the effect.
+      if (outcome === undefined) return;
       resolveOffset(outcome.lastOffset);
-      if (fetchesAhead(deps, chunk.length)) {
-        await whileWaiting(heartbeat, deps.commits.waitForRoom(deps.fetchAheadEvents));
-      } else {
-        // The next fetch only after this chunk is applied and committed.
-        await whileWaiting(heartbeat, applied.then(() => deps.commits.flush()));
+      try {
+        await commitOffsetsIfNecessary();
+      } catch (err) {
+        // The effects are already durable; an uncommitted offset only means a harmless
+        // redelivery. A rebalance is the usual cause, so give the partition back.
+        deps.logger.warn({ err: (err as Error).message, partition: batch.partition }, 'offset commit failed; the chunk will be redelivered and deduplicated');
+        return;
       }
+      onChunk?.(outcome);
+      await heartbeat().catch(() => undefined);
     }
   };
 }
 
-/**
- * Fetching ahead pays when Kafka holds a backlog (full chunks: the next fetch is decoded and
- * validated while a flight is in the air, +6–12 % credits/s in `npm run bench:consumer`). A small
- * chunk means the consumer is caught up: fetching again at once then brings a few events per
- * fetch, many fetches per flight, and on a shared 2-core machine their CPU slowed the flights
- * themselves (`npm run bench:pipeline` at 1,000 events/s: commit → credited p50 116 ms against 86
- * without fetching ahead, workflow round trip p50 73 against 45 ms). So a chunk under a quarter
- * of a batch waits for its commit, as before.
- */
-function fetchesAhead(deps: BatchHandlerDeps, chunkEvents: number): boolean {
-  return deps.fetchAheadEvents > 0 && chunkEvents * 4 >= deps.batchSize;
-}
-
-interface PreparedChunk {
-  events: ChunkEvents;
-  outcome: ChunkOutcome;
-}
-
-/** A validated chunk waiting to be applied, with its eachBatch call's view of the partition. */
-export interface HandedOverEvents {
-  events: ChunkEvents;
-  /** False once the partition is lost, the generation changed or the worker is stopping. */
-  stillOurs: () => boolean;
-  heartbeat: () => Promise<void>;
-}
-
-/**
- * How the ordered-commits ledger applies a partition's waiting chunks: merged into one chunk
- * (their offsets are consecutive), through the coalescer, retried while the partition is ours.
- */
-export function applyHandedOverChunks(coalescer: EventCoalescer, logger: Logger): ApplyChunks<HandedOverEvents> {
-  return async (items) => {
-    const last = items[items.length - 1]!;
-    const events = mergeChunks(items.map((i) => i.events));
-    if (events.eventIds.length === 0) return true; // all parked or skipped: already durable
-    if (!last.stillOurs()) return false;
-    const report = await untilDone(logger, last.heartbeat, last.stillOurs, () => coalescer.submit(events));
-    if (report) logger.debug({ pid: process.pid, topic: events.topic, partition: events.partition, firstOffset: events.firstOffset, lastOffset: events.lastOffset, workflowId: report.workflowId }, 'chunks applied');
-    return report !== undefined;
-  };
-}
-
-function mergeChunks(chunks: ChunkEvents[]): ChunkEvents {
-  if (chunks.length === 1) return chunks[0]!;
-  const first = chunks[0]!;
-  const last = chunks[chunks.length - 1]!;
-  // Received when its last piece was: the flight's log line then never shows an event "received"
-  // before Kafka appended it (the latency breakdown of `npm run bench:pipeline` reads it).
-  const merged: ChunkEvents = { ...first, lastOffset: last.lastOffset, receivedAt: last.receivedAt, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [] };
-  for (const c of chunks) {
-    merged.eventIds.push(...c.eventIds);
-    merged.eventTypes.push(...c.eventTypes);
-    merged.offsets.push(...c.offsets);
-    merged.data.push(...c.data);
-    merged.payloadHashes.push(...c.payloadHashes);
-    merged.traceparents.push(...c.traceparents);
-  }
-  return merged;
-}
-
-/** Validates a chunk, parks its invalid events and counts (or parks) the types no handler knows; the valid ones are returned to apply. */
-async function prepareChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[], receivedAt: number): Promise<PreparedChunk> {
+async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[], receivedAt: number): Promise<ChunkOutcome> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
   const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [], receivedAt };
@@ -229,8 +156,10 @@ async function prepareChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     deps.logger.info({ topic, partition, skipped: Object.fromEntries(skipped) }, 'skipped events of types no handler knows');
   }
 
+  let workflowId: string | undefined;
+  if (events.eventIds.length > 0) workflowId = (await deps.coalescer.submit(events)).workflowId;
   const skippedCount = [...skipped.values()].reduce((a, b) => a + b, 0);
-  return { events, outcome: { topic, partition, firstOffset, lastOffset, valid: events.eventIds.length, parked: invalid.length + unknownTypes.length, skipped: skippedCount } };
+  return { topic, partition, firstOffset, lastOffset, valid: events.eventIds.length, parked: invalid.length + unknownTypes.length, skipped: skippedCount, workflowId };
 }
 
 /**
@@ -273,16 +202,6 @@ function original(topic: string, message: KafkaMessage): DeadLetterOriginal {
  */
 const KEEPALIVE_HEARTBEAT_MS = 1_000;
 
-/** Awaits `work` while heartbeating the group, so a long wait is not taken for a dead member. */
-async function whileWaiting<T>(heartbeat: () => Promise<void>, work: Promise<T>): Promise<T> {
-  const keepalive = setInterval(() => void heartbeat().catch(() => undefined), KEEPALIVE_HEARTBEAT_MS);
-  try {
-    return await work;
-  } finally {
-    clearInterval(keepalive);
-  }
-}
-
 /**
  * Retries transient failures (Temporal or PostgreSQL unreachable) for as long as we own the
  * partition. Heartbeats the whole time — while an attempt is pending too, not only between
@@ -292,18 +211,18 @@ async function whileWaiting<T>(heartbeat: () => Promise<void>, work: Promise<T>)
  * owning the partition; the work is then redone by the next owner.
  */
 async function untilDone<T>(logger: Logger, heartbeat: () => Promise<void>, stillOurs: () => boolean, work: () => Promise<T>): Promise<T | undefined> {
-  return whileWaiting(
-    heartbeat,
-    (async () => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return await work();
-        } catch (err) {
-          logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
-          await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
-          if (!stillOurs()) return undefined;
-        }
+  const keepalive = setInterval(() => void heartbeat().catch(() => undefined), KEEPALIVE_HEARTBEAT_MS);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work();
+      } catch (err) {
+        logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
+        await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
+        if (!stillOurs()) return undefined;
       }
-    })(),
-  );
+    }
+  } finally {
+    clearInterval(keepalive);
+  }
 }

@@ -117,16 +117,10 @@ export class EventCoalescer {
         events += next.chunk.eventIds.length;
       }
       this.inFlight += 1;
-      // The next flight leaves one turn of the event loop after this one lands: the chunks that
-      // were waiting for this flight to apply their partition's earlier chunk (inbox/ordered-commits.ts)
-      // are submitted in the microtasks of its result, and ride the next flight together instead of
-      // one of them leaving alone and the rest waiting a whole flight for it.
-      void this.fly(flight).finally(() =>
-        setImmediate(() => {
-          this.inFlight -= 1;
-          this.launch();
-        }),
-      );
+      void this.fly(flight).finally(() => {
+        this.inFlight -= 1;
+        this.launch();
+      });
     }
   }
 

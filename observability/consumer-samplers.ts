@@ -19,7 +19,7 @@ export function startConsumerSamplers(pool: Pool, config: Config, logger: Logger
 /**
  * Wraps the kafkajs batch handler to record each partition's lag: on arrival everything from
  * the batch's first offset to the partition's end waits; once the handler returns (the batch
- * handed over to be applied, its commit following), what remains after its last offset.
+ * credited and committed), what remains after its last offset.
  */
 export function withLagMetrics(eachBatch: (payload: EachBatchPayload) => Promise<void>) {
   return async (payload: EachBatchPayload): Promise<void> => {

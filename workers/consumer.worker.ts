@@ -6,11 +6,10 @@ import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool, databaseTimeouts } from '../db/pool';
-import { applyHandedOverChunks, applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
+import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
 import { startDeadLetterSweep } from '../inbox/dead-letter-sweep';
 import type { DeadLetterTarget } from '../inbox/deliver-dead-letters';
 import { EventCoalescer } from '../inbox/event-coalescer';
-import { OrderedCommits } from '../inbox/ordered-commits';
 import { HandlerRegistry, type AnyEventHandler } from '../inbox/handler';
 import { createKafka } from '../kafka/client';
 import { createDeadLetterProducer } from '../kafka/dead-letter-producer';
@@ -26,9 +25,6 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 // applyEventsWorkflow runs, and a Temporal worker that executes those workflows' activities
 // (the registered handlers, each wrapped in the inbox guard). Start more processes to consume
 // more partitions in parallel (up to the partition count).
-
-/** How long a stop waits for the chunks in flight to be applied and committed; after it they are redelivered to the next owner. */
-const DRAIN_TIMEOUT_MS = 30_000;
 
 export interface ConsumerWorkerOptions {
   /** One handler per event type (defineHandler); the consumer subscribes to their types' topics. */
@@ -101,25 +97,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       maxBytes: config.consumer.fetchMaxBytes,
       maxWaitTimeInMs: config.consumer.fetchMaxWaitMs,
     });
-    const kafkaConsumer = consumer;
-    const coalescer = new EventCoalescer(applyWorkflowRunner(client, taskQueue), {
-      consumer: config.consumer.inboxName,
-      group: config.kafka.consumerGroup,
-      maxEvents: config.consumer.batchSize,
-      maxInFlight: config.consumer.maxInFlight,
-      windowMs: config.consumer.coalesceWindowMs,
-      onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch applied'),
-    });
-    // Offsets are committed by hand, per partition in order, after each chunk's effect is durable.
-    const commits = new OrderedCommits({
-      apply: applyHandedOverChunks(coalescer, logger),
-      maxEventsPerApply: config.consumer.batchSize,
-      commitOffsets: (offsets) => kafkaConsumer.commitOffsets(offsets),
-      onCommitFailed: (err, offsets) => logger.warn({ err: (err as Error).message, offsets }, 'offset commit failed; retried shortly (until then a restart would redeliver, and the inbox drop, those events)'),
-    });
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
-      // Emitted before the new generation's first fetch: the old one's pending chunks commit nothing.
-      commits.newGeneration();
       logger.info({ pid: process.pid, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
     });
     let consumerDead = false;
@@ -137,24 +115,33 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     // drops repeats), skipping events is not.
     await consumer.subscribe({ topics, fromBeginning: true });
 
+    const coalescer = new EventCoalescer(applyWorkflowRunner(client, taskQueue), {
+      consumer: config.consumer.inboxName,
+      group: config.kafka.consumerGroup,
+      maxEvents: config.consumer.batchSize,
+      maxInFlight: config.consumer.maxInFlight,
+      windowMs: config.consumer.coalesceWindowMs,
+      onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch applied'),
+    });
     const eachBatch = createBatchHandler(
       {
         pool,
+        coalescer,
         handlers,
         unknownEventTypes: config.consumer.unknownEventTypes,
         deadLetter,
         logger,
         inboxName: config.consumer.inboxName,
         batchSize: config.consumer.batchSize,
-        commits,
-        fetchAheadEvents: config.consumer.fetchAheadEvents,
       },
+      (o) => logger.debug({ pid: process.pid, ...o }, 'chunk committed'),
     );
     await consumer.run({
-      // A resolved offset only moves kafkajs's fetch position (the batch handler resolves a chunk
-      // once it is handed over); `commits` commits each partition's offset after the effect.
+      // Offsets are resolved by hand, only after a chunk's credits are durable; kafkajs then
+      // commits exactly those (threshold 1 = commit on every resolved chunk).
       eachBatchAutoResolve: false,
-      autoCommit: false,
+      autoCommit: true,
+      autoCommitThreshold: 1,
       partitionsConsumedConcurrently: partitions,
       eachBatch: withLagMetrics(eachBatch),
     });
@@ -166,14 +153,9 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       void consumer!.disconnect().finally(stopWorker);
     });
     const stop = () => {
-      logger.info('stopping: applying and committing what was handed over, leaving the consumer group, then draining the Temporal worker');
-      // In this order: fetch nothing new; the chunks in flight need the worker to finish their
-      // workflows, and their offsets need the group membership to be committed.
-      kafkaConsumer.pause(topics.map((topic) => ({ topic })));
-      void commits
-        .drain(DRAIN_TIMEOUT_MS)
-        .then(() => kafkaConsumer.disconnect())
-        .finally(stopWorker);
+      logger.info('stopping: leaving the consumer group, then draining the Temporal worker');
+      // In this order: a batch still in flight needs the worker to finish its workflow.
+      void consumer!.disconnect().finally(stopWorker);
     };
     if (options.signal) {
       if (options.signal.aborted) stop();
