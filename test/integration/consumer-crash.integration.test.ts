@@ -3,9 +3,13 @@ import { consumerEnv, eventsWithDuplicates, groupCaughtUp, produceEvents, spawnC
 import { createTestDatabase, type TestDatabase } from '../../testkit/database';
 import { uniqueName } from '../../testkit/ids';
 import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { testTemporalClient } from '../../testkit/temporal';
 import { eventually } from '../../testkit/wait';
 
-// kill -9 of a consumer worker while it is crediting, then a restart: every balance exact.
+// kill -9 of a consumer worker while it is crediting, then a restart: every balance exact, and
+// no apply workflow left running. A flight commits its offsets when its local activity says the
+// transaction committed, before the workflow closes (inbox/applied-notices.ts); a kill in between
+// leaves that workflow open until its task times out and the restarted worker finishes it.
 describe('consumer: kill -9 mid-batch, restart, balances exact', () => {
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
@@ -52,5 +56,15 @@ describe('consumer: kill -9 mid-batch, restart, balances exact', () => {
     const { rows } = await db.pool.query<{ account_id: string; balance: string }>('SELECT account_id, balance FROM accounts ORDER BY account_id');
     for (const row of rows) assert.equal(Number(row.balance), expected.get(Number(row.account_id)), `account ${row.account_id}`);
     assert.equal(await inboxCount(), 20_000);
+
+    const { client, connection } = await testTemporalClient();
+    try {
+      const running = async () => (await client.workflow.count(`TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`)).count;
+      const closed = (await client.workflow.count(`TaskQueue = '${taskQueue}'`)).count;
+      assert.ok(closed > 0, 'the run left apply workflows to look at');
+      await eventually('every apply workflow closed (the killed worker\'s included)', async () => (await running()) === 0, 90_000, 500);
+    } finally {
+      await connection.close();
+    }
   });
 });
