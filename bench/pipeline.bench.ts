@@ -36,12 +36,10 @@ interface Variant {
 
 /**
  * The consumer's knobs that bear on latency. 'defaults' is what `npm start` runs (coalescing
- * window 2 ms, offsets after the activity's notice); 'wait for workflow close' commits offsets after the
- * workflow's result, as before inbox/applied-notices.ts; 'coalesce window 0 ms' is the consumer before the window existed.
+ * window 2 ms); 'coalesce window 0 ms' is the consumer before the window existed.
  */
 const ALL_VARIANTS: Variant[] = [
   { name: 'defaults', env: {} },
-  { name: 'wait for workflow close', env: { CONSUMER_WAIT_FOR_WORKFLOW_CLOSE: 'true' } },
   { name: 'coalesce window 0 ms', env: { CONSUMER_COALESCE_WINDOW_MS: '0' } },
   { name: 'coalesce window 5 ms', env: { CONSUMER_COALESCE_WINDOW_MS: '5' } },
   { name: 'max in flight 1', env: { CONSUMER_MAX_IN_FLIGHT: '1' } },

@@ -145,12 +145,6 @@ const settings = z.object({
   /** Credit workflows one consumer process runs at once; more only start when a full batch waits. */
   CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(3),
   /**
-   * Whether a chunk's offsets wait for its apply workflow to close. By default they follow the
-   * batch's committed transaction, which the local activity reports in-process
-   * (inbox/applied-notices.ts); 'true' waits for the workflow's result as before.
-   */
-  CONSUMER_WAIT_FOR_WORKFLOW_CLOSE: z.enum(['true', 'false']).default('false'),
-  /**
    * How long an idle consumer's next credit workflow waits for the other partitions' chunks of the
    * same Kafka fetch before it leaves (inbox/event-coalescer.ts); 0 leaves with the first chunk.
    * 2 ms because without it a fetch cost two workflow round trips in a row (the first chunk alone,
@@ -418,7 +412,6 @@ const configSchema = settings.transform((e, ctx) => {
       batchSize: e.CONSUMER_BATCH_SIZE,
       maxCreditAmount: e.CONSUMER_MAX_CREDIT_AMOUNT,
       maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
-      waitForWorkflowClose: e.CONSUMER_WAIT_FOR_WORKFLOW_CLOSE === 'true',
       coalesceWindowMs: e.CONSUMER_COALESCE_WINDOW_MS,
       fetchMaxWaitMs: e.CONSUMER_FETCH_MAX_WAIT_MS,
       fetchMaxBytes: e.CONSUMER_FETCH_MAX_BYTES,

@@ -5,7 +5,6 @@ import type { Pool } from 'pg';
 import type { Logger } from '../config/logger';
 import { inboxParkedTotal } from '../observability/consumer-metrics';
 import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow } from '../workflows/inbox-contract';
-import type { AppliedNotices } from './applied-notices';
 import { applySearchAttributes } from './apply-search-attributes';
 import { countSkippedEvents } from './count-skipped-events';
 import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
@@ -44,38 +43,24 @@ export interface ChunkOutcome {
 
 const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
 
-/**
- * Starts applyEventsWorkflow and waits until its batch is committed in PostgreSQL: told by the
- * local activity when it ran in this process (inbox/applied-notices.ts), else by the workflow's result.
- */
-export function applyWorkflowRunner(client: Client, taskQueue: string, notices?: AppliedNotices): RunApplyWorkflow {
+/** Starts applyEventsWorkflow and waits for its result. */
+export function applyWorkflowRunner(client: Client, taskQueue: string): RunApplyWorkflow {
   return async (workflowId, batch) => {
-    const notice = notices?.expect(workflowId);
-    try {
-      const handle = await client.workflow.start<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, {
-        taskQueue,
-        workflowId,
-        // A closed run with this id (an earlier delivery of the same chunks) may run again: the
-        // inbox turns it into a no-op. A still-running one (its consumer died waiting) is joined
-        // instead of failing with "already started".
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-        // The first workflow task comes back in the start response, to this process's worker.
-        requestEagerStart: true,
-        // Findable in the UI by consumer, topics, partitions and offsets (inbox/apply-search-attributes.ts).
-        typedSearchAttributes: applySearchAttributes(batch),
-        args: [batch],
-      });
-      const completed = handle.result();
-      if (!notice) return { result: await completed, eagerlyStarted: handle.eagerlyStarted, notified: false };
-      // Whichever comes first; once the notice has come, the workflow's own outcome is not needed
-      // (it completes on its own), so its later failure must not count as unhandled.
-      completed.catch(() => undefined);
-      const first = await Promise.race([notice.applied.then((result) => ({ result, notified: true })), completed.then((result) => ({ result, notified: false }))]);
-      return { ...first, eagerlyStarted: handle.eagerlyStarted };
-    } finally {
-      notice?.stop();
-    }
+    const handle = await client.workflow.start<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, {
+      taskQueue,
+      workflowId,
+      // A closed run with this id (an earlier delivery of the same chunks) may run again: the
+      // inbox turns it into a no-op. A still-running one (its consumer died waiting) is joined
+      // instead of failing with "already started".
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      // The first workflow task comes back in the start response, to this process's worker.
+      requestEagerStart: true,
+      // Findable in the UI by consumer, topics, partitions and offsets (inbox/apply-search-attributes.ts).
+      typedSearchAttributes: applySearchAttributes(batch),
+      args: [batch],
+    });
+    return { result: await handle.result(), eagerlyStarted: handle.eagerlyStarted };
   };
 }
 

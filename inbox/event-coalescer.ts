@@ -44,13 +44,11 @@ export interface FlightReport extends EventBatchResult {
   workflowMs: number;
   /** The workflow's first task came back with its start, to this process's worker (no poll). */
   eagerlyStarted: boolean;
-  /** Its local activity ran here and said so when its transaction committed (else the workflow's result told). */
-  notified: boolean;
   spans: FlightSpan[];
 }
 
 /** Runs one applyEventsWorkflow and returns its result (the effect is durable when it returns). */
-export type RunApplyWorkflow = (workflowId: string, batch: EventBatch) => Promise<{ result: EventBatchResult; eagerlyStarted: boolean; notified?: boolean }>;
+export type RunApplyWorkflow = (workflowId: string, batch: EventBatch) => Promise<{ result: EventBatchResult; eagerlyStarted: boolean }>;
 
 interface Waiting {
   chunk: ChunkEvents;
@@ -150,7 +148,7 @@ export class EventCoalescer {
       // In a span of its own (linked to the events' traces): the workflow's start joins it, and
       // the flight's log line carries its trace id.
       const report = await withApplyBatchSpan(batch, workflowId, async () => {
-        const { result, eagerlyStarted, notified = false } = await this.run(workflowId, batch);
+        const { result, eagerlyStarted } = await this.run(workflowId, batch);
         const done: FlightReport = {
           ...result,
           workflowId,
@@ -160,7 +158,6 @@ export class EventCoalescer {
           startedAt,
           workflowMs: Math.round(performance.now() - started),
           eagerlyStarted,
-          notified,
           spans: flight.map(({ chunk: c }) => ({ topic: c.topic, partition: c.partition, firstOffset: c.firstOffset, lastOffset: c.lastOffset, receivedAt: c.receivedAt })),
         };
         this.opts.onFlight?.(done);

@@ -9,7 +9,6 @@ import { createPool, databaseTimeouts } from '../db/pool';
 import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
 import { startDeadLetterSweep } from '../inbox/dead-letter-sweep';
 import type { DeadLetterTarget } from '../inbox/deliver-dead-letters';
-import { AppliedNotices } from '../inbox/applied-notices';
 import { EventCoalescer } from '../inbox/event-coalescer';
 import { HandlerRegistry, type AnyEventHandler } from '../inbox/handler';
 import { createKafka } from '../kafka/client';
@@ -61,12 +60,10 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   // for longer (its real retention on the broker, not what the environment says). Checked
   // before anything else starts, so the refusal is immediate and says why.
   await assertRedeliveryHorizon(kafka, config, topics);
-  // The batch's local activity tells the flight waiting here when its transaction committed.
-  const notices = config.consumer.waitForWorkflowClose ? undefined : new AppliedNotices();
   const { worker, connection } = await createTemporalWorker(config, {
     taskQueue,
     workflowsPath: require.resolve('../workflows/inbox'),
-    activities: createInboxActivities({ pool, handlers, notices }),
+    activities: createInboxActivities({ pool, handlers }),
     maxConcurrentActivityTaskExecutions: partitions + 4,
     traced: observability.tracing.exporting,
     ...observability.tracing.workerOptions,
@@ -118,7 +115,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     // drops repeats), skipping events is not.
     await consumer.subscribe({ topics, fromBeginning: true });
 
-    const coalescer = new EventCoalescer(applyWorkflowRunner(client, taskQueue, notices), {
+    const coalescer = new EventCoalescer(applyWorkflowRunner(client, taskQueue), {
       consumer: config.consumer.inboxName,
       group: config.kafka.consumerGroup,
       maxEvents: config.consumer.batchSize,

@@ -1,5 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { AppliedNotices } from '../../inbox/applied-notices';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import { applyEvents, MissingHandlerError } from '../../inbox/apply-events';
 import { inTransaction } from '../../db/pool';
@@ -14,7 +13,7 @@ export type { EventBatch, EventBatchResult };
  * The consumer's activities. Both are idempotent by construction: the inbox row and the effect
  * commit together, so Temporal may retry them (or a redelivered batch may re-run them) freely.
  */
-export function createInboxActivities({ pool, handlers, notices }: { pool: Pool; handlers: HandlerRegistry; /** Told when a batch's transaction committed, for the flight waiting in this process. */ notices?: AppliedNotices }) {
+export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers: HandlerRegistry }) {
   return {
     async applyEvents(batch: EventBatch): Promise<EventBatchResult> {
       const n = batch.eventIds.length;
@@ -31,10 +30,6 @@ export function createInboxActivities({ pool, handlers, notices }: { pool: Pool;
         const { appliedByType, ...result } = await applyEvents(pool, handlers, batch);
         // Refused and conflicting events are parked by this call (a retry may count them again).
         recordHandlerCall(batch.consumer, n, { appliedByType, duplicates: result.duplicates, rejected: result.rejected, conflicts: result.conflicts }, performance.now() - started);
-        if (notices) {
-          const workflowId = Context.current().info.workflowExecution?.workflowId;
-          if (workflowId) notices.applied(workflowId, result);
-        }
         return result;
       } catch (err) {
         if (err instanceof MissingHandlerError) throw ApplicationFailure.create({ type: INBOX_FAILURES.noHandler, nonRetryable: true, message: err.message });

@@ -7,9 +7,8 @@ import { testTemporalClient } from '../../testkit/temporal';
 import { eventually } from '../../testkit/wait';
 
 // kill -9 of a consumer worker while it is crediting, then a restart: every balance exact, and
-// no apply workflow left running. A flight commits its offsets when its local activity says the
-// transaction committed, before the workflow closes (inbox/applied-notices.ts); a kill in between
-// leaves that workflow open until its task times out and the restarted worker finishes it.
+// no apply workflow left running (a workflow whose task the killed worker held times out and is
+// finished by the restarted one; its local activity runs again and the inbox makes it a no-op).
 describe('consumer: kill -9 mid-batch, restart, balances exact', () => {
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
