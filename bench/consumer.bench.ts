@@ -6,7 +6,7 @@ import { uniqueName } from '../testkit/ids';
 import { procStatusKiB } from '../testkit/process-memory';
 import { createTestTopic, testKafka } from '../testkit/kafka';
 import { measureCpu, microsPerEvent, postmasterPidOf } from './support/cpu-usage';
-import { median, percentile, saveBenchmark } from './support/report';
+import { commandLine, median, percentile, saveBenchmark } from './support/report';
 import { eventually } from '../testkit/wait';
 
 // Consumer benchmark, against the real local stack (its own database, topics, group, queue):
@@ -194,7 +194,8 @@ async function main() {
     };
     const files = await saveBenchmark({
       name: process.env.BENCH_NAME ?? 'consumer',
-      command: 'npm run bench:consumer',
+      // With the CONSUMER_ settings the workers inherited (e.g. a fetch bound being compared).
+      command: commandLine('bench:consumer', ['BENCH_', 'CONSUMER_']),
       settings: { events: EVENTS, workers: WORKERS, partitions: PARTITIONS, accounts: ACCOUNTS, consumerBatchSize: Number(BATCH), extraWorkerNodeArgs: EXTRA_NODE_ARGS, offeredRate: RATE, seconds: SECONDS, note: 'shared 2-core machine; other sessions may be running tests at the same time' },
       results: { throughput: tp.result, latency: lat.result },
       chart,

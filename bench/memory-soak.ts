@@ -12,7 +12,7 @@ import { deleteTopics } from '../testkit/kafka';
 import { createTestDatabase } from '../testkit/database';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
 import type { WorkerName } from '../workers/entries';
-import { saveBenchmark } from './support/report';
+import { commandLine, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
 import { procStatusKiB, summariseRss, type RssSample } from '../testkit/process-memory';
 
@@ -44,12 +44,6 @@ const extraNodeArgs = (w: WorkerName) => (process.env[`BENCH_${w.toUpperCase()}_
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MB = (kib: number) => +((kib * 1024) / 1e6).toFixed(1);
 const MiB = (kib: number) => +(kib / 1024).toFixed(1);
-
-/** The command as run, with the BENCH_ variables that changed what it measures. */
-function commandLine(): string {
-  const vars = Object.entries(process.env).filter(([k, v]) => k.startsWith('BENCH_') && v);
-  return [...vars.map(([k, v]) => `${k}=${JSON.stringify(v)}`), 'npm run bench:memory-soak'].join(' ');
-}
 
 async function main() {
   const base = loadConfig();
@@ -182,7 +176,7 @@ async function main() {
     if (!exact) process.exitCode = 1;
     const written = await saveBenchmark({
       name: resultName,
-      command: commandLine(),
+      command: commandLine('bench:memory-soak'),
       settings: {
         minutes: MINUTES,
         sampleMs: SAMPLE_MS,

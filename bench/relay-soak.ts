@@ -7,7 +7,7 @@ import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { Relays } from './support/relay-shards';
 import { RelayWorkerProcess, type WorkerMemoryLog } from '../testkit/relay-worker-process';
-import { saveBenchmark } from './support/report';
+import { commandLine, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
 import { uniqueName } from '../testkit/ids';
 import { createTestDatabase } from '../testkit/database';
@@ -55,12 +55,6 @@ interface CycleSample {
   /** Continue-as-new count per shard so far. */
   runsPerShard: number[];
   batchesThisRunPerShard: number[];
-}
-
-/** The command as run, with the BENCH_ variables that changed what it measures. */
-function commandLine(): string {
-  const vars = Object.entries(process.env).filter(([k, v]) => k.startsWith('BENCH_') && v);
-  return [...vars.map(([k, v]) => `${k}=${JSON.stringify(v)}`), 'npm run bench:relay-soak'].join(' ');
 }
 
 function describe(s: CycleSample): string {
@@ -123,7 +117,7 @@ async function main() {
     console.log(`done in ${minutes} min; load ${loadAtEnd.join(' ')}`);
     const written = await saveBenchmark({
       name: resultName,
-      command: commandLine(),
+      command: commandLine('bench:relay-soak'),
       settings: {
         cycles: CYCLES,
         eventsPerCycle: EVENTS,

@@ -31,6 +31,16 @@ export interface BenchmarkReport {
   chart?: vl.TopLevelSpec;
 }
 
+/**
+ * The command as run: the variables with these prefixes that were set (BENCH_ for the benchmark's
+ * own knobs; a component's prefix, e.g. CONSUMER_, for settings its workers inherit from this
+ * process), then the npm script. Saved with the results, so each JSON says how to reproduce it.
+ */
+export function commandLine(script: string, prefixes: readonly string[] = ['BENCH_']): string {
+  const vars = Object.entries(process.env).filter(([k, v]) => v && prefixes.some((p) => k.startsWith(p)));
+  return [...vars.map(([k, v]) => `${k}=${JSON.stringify(v)}`), `npm run ${script}`].join(' ');
+}
+
 /** Writes bench/results/<name>.json (+ .svg and .png when a chart is given); returns the paths. */
 export async function saveBenchmark(report: BenchmarkReport): Promise<string[]> {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
