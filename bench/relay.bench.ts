@@ -10,7 +10,7 @@ import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { profileRelayHistory } from './support/relay-history-profile';
 import { Relays, relayDefaults } from './support/relay-shards';
 import { RelayWorkerProcess } from '../testkit/relay-worker-process';
-import { median, percentile, saveBenchmark } from './support/report';
+import { commandLine, median, percentile, saveBenchmark } from './support/report';
 import { uniqueName } from '../testkit/ids';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 
@@ -28,13 +28,16 @@ import { createTestDatabase, type TestDatabase } from '../testkit/database';
 // Scale-out over worker processes is measured by bench:relay-scale and bench:scaling. Everything
 // shares this machine with PostgreSQL, Kafka and the Temporal dev server, and with whatever else
 // runs on it (load average recorded).
-// Run: npm run bench:relay   (about 10 minutes; BENCH_QUICK=1 for a 2-minute smoke run)
+// Run: npm run bench:relay   (about 5 minutes; BENCH_QUICK=1 for a 2-minute smoke run, BENCH_NAME=x saves
+// bench/results/x.json instead of relay.json)
 
 const quick = process.env.BENCH_QUICK === '1';
 const REPEATS = quick ? 1 : 3;
 // Long enough per run (~10 s at 20k/s) that the figure is sustained throughput, not a burst.
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
 const LATENCY_SECONDS = quick ? 5 : 10;
+// bench/results/<name>.json; another name keeps a side run from replacing the figures the README quotes.
+const RESULT_NAME = process.env.BENCH_NAME ?? 'relay';
 const config = loadConfig();
 const DEFAULTS = relayDefaults(config);
 const MODES: RelayActivityMode[] = ['session', 'local'];
@@ -300,8 +303,9 @@ async function main() {
     console.log(`  load average: ${loadAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min`);
 
     const written = await saveBenchmark({
-      name: 'relay',
-      command: 'npm run bench:relay',
+      name: RESULT_NAME,
+      // As run, with the BENCH_ and KAFKAJS_ settings it was given (KAFKAJS_LEAN_ENCODER=false: docs/relay.md).
+      command: commandLine('bench:relay', ['BENCH_', 'KAFKAJS_']),
       settings: {
         events: EVENTS,
         repeats: REPEATS,

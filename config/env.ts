@@ -128,6 +128,8 @@ const settings = z.object({
   /** Kafka's own retention of the events topic; the inbox horizon must outlive it. */
   KAFKA_TOPIC_RETENTION_MS: durationMs.default(7 * 24 * 3600_000),
   KAFKA_MAX_MESSAGE_BYTES: positiveInt.default(1_000_000),
+  /** kafkajs encodes produce requests with far less garbage (kafka/lean-encoder.ts); `false` keeps its own encoder. */
+  KAFKAJS_LEAN_ENCODER: z.enum(['true', 'false']).default('true'),
   /** Replicas of the project's topics (default: 3 on a local cluster of 3, else 1) and the acks a write needs (default 2 when replicated 3 times, else 1). */
   KAFKA_REPLICATION_FACTOR: positiveInt.max(10).optional(),
   KAFKA_MIN_INSYNC_REPLICAS: positiveInt.max(10).optional(),
@@ -362,6 +364,7 @@ const configSchema = settings.transform((e, ctx) => {
       partitions: e.KAFKA_PARTITIONS,
       topicRetentionMs: e.KAFKA_TOPIC_RETENTION_MS,
       maxMessageBytes: e.KAFKA_MAX_MESSAGE_BYTES,
+      leanEncoder: e.KAFKAJS_LEAN_ENCODER === 'true',
       retentionCheckMs: e.KAFKA_RETENTION_CHECK_MS,
       consumerGroup: e.CONSUMER_GROUP,
       maxConsumerLagMs: e.CONSUMER_MAX_LAG_MS,

@@ -1,9 +1,14 @@
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Config } from '../config/env';
 import { kafkaConnectionOptions } from './connection-options';
+import { useLeanEncoder } from './lean-encoder';
 
-/** kafkajs logs through our logger's level rules: errors only unless LOG_LEVEL asks for more. */
+/**
+ * kafkajs logs through our logger's level rules: errors only unless LOG_LEVEL asks for more.
+ * Its requests are encoded by the lean encoder (kafka/lean-encoder.ts) unless KAFKAJS_LEAN_ENCODER=false.
+ */
 export function createKafka(config: Config, clientId: string): Kafka {
+  if (config.kafka.leanEncoder) useLeanEncoder();
   return new Kafka({
     clientId,
     ...kafkaConnectionOptions(config),
