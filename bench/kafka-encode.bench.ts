@@ -4,7 +4,7 @@ import { HEADERS } from '../kafka/message-format';
 import { commandLine, median, saveBenchmark } from './support/report';
 
 // kafkajs's produce-request encoding alone, in this process, with no broker: the relay's batch
-// (2,000 messages of a 150-byte payload, a key and the four contract headers, over 6 partitions)
+// (2,000 messages of a ≈ 150-byte payload, a key and the four contract headers, over 6 partitions)
 // encoded by kafkajs's own encoder and by the lean one (kafka/lean-encoder.ts), alternating, so
 // both see the same machine. It isolates the change that `npm run bench:relay` measures end to end
 // (KAFKAJS_LEAN_ENCODER=false there runs the relay without it).
@@ -34,7 +34,7 @@ function relayBatch() {
   return { acks: -1, timeout: 30_000, topicData: [{ topic: 'payments.events', partitions }] };
 }
 
-/** µs of this thread's time per message over REQUESTS_PER_ROUND requests, garbage collection included. */
+/** Wall-clock µs per message over REQUESTS_PER_ROUND requests encoded back to back on this thread, garbage collection included. */
 async function round(members: EncoderMembers, batch: object): Promise<{ microsPerMessage: number; bytes: number }> {
   useEncoderMembers(members);
   let bytes = 0;

@@ -119,7 +119,7 @@ export function leanEncoderApplies(): boolean {
   return SUPPORTED_KAFKAJS.test(kafkajsPackage.version) && String(Encoder).includes(CONSTRUCTOR_AS_EXPECTED) && typeof Encoder.prototype.writeUVarInt === 'function';
 }
 
-/** Installs the lean encoder once per process; returns whether it is in place. */
+/** Installs the lean encoder (again is harmless: the same members); returns whether it is in place. */
 export function useLeanEncoder(): boolean {
   if (!leanEncoderApplies()) return false;
   useEncoderMembers(LEAN_MEMBERS);

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { loadConfig } from '../../config/env';
+import { createKafka } from '../../kafka/client';
 import { kafkajsEncoder, kafkajsOwnMembers, LEAN_MEMBERS, leanEncoderApplies, useEncoderMembers, useLeanEncoder, type EncoderMembers } from '../../kafka/lean-encoder';
 
 type ProduceRequest = (input: object) => { encode(): Promise<{ buffer: Buffer }> };
@@ -37,17 +39,25 @@ describe('the lean kafkajs encoder (unit)', () => {
   const Encoder = kafkajsEncoder();
   const kafkajsOwn = kafkajsOwnMembers();
 
-  /** Runs `encode` with one set of members in place, then puts back whatever was there. */
-  async function encodeWith(members: EncoderMembers, encode: () => Buffer | Promise<Buffer>): Promise<Buffer> {
-    const before: EncoderMembers = { nextPowerOfTwo: Encoder.nextPowerOfTwo, ensureAvailable: Encoder.prototype.ensureAvailable, writeUVarInt: Encoder.prototype.writeUVarInt };
+  const membersInPlace = (): EncoderMembers => ({ nextPowerOfTwo: Encoder.nextPowerOfTwo, ensureAvailable: Encoder.prototype.ensureAvailable, writeUVarInt: Encoder.prototype.writeUVarInt });
+
+  /** Runs `run` with one set of members in place, then puts back whatever was there. */
+  async function withMembers<T>(members: EncoderMembers, run: () => T | Promise<T>): Promise<T> {
+    const before = membersInPlace();
     useEncoderMembers(members);
     try {
-      // Garbage in Node's small-buffer pool first: an unwritten byte handed out would show as a difference.
-      Buffer.allocUnsafe(4000).fill(0xab);
-      return Buffer.from(await encode());
+      return await run();
     } finally {
       useEncoderMembers(before);
     }
+  }
+
+  /** A copy of what `encode` wrote with these members, after filling Node's small-buffer pool with garbage (an unwritten byte handed out shows as a difference). */
+  function encodeWith(members: EncoderMembers, encode: () => Buffer | Promise<Buffer>): Promise<Buffer> {
+    return withMembers(members, async () => {
+      Buffer.allocUnsafe(4000).fill(0xab);
+      return Buffer.from(await encode());
+    });
   }
 
   it('writes the same bytes as kafkajs for unsigned and zig-zag (signed) varints, one after another', async () => {
@@ -85,15 +95,23 @@ describe('the lean kafkajs encoder (unit)', () => {
   });
 
   it('starts an encoder with no buffer of its own until its first write', async () => {
-    const capacity = await encodeWith(LEAN_MEMBERS, () => Buffer.from([new Encoder().buf.length]));
-    assert.equal(capacity[0], 0);
-    assert.equal((await encodeWith(kafkajsOwn, () => Buffer.from(String(new Encoder().buf.length))))!.toString(), '512');
+    assert.equal(await withMembers(LEAN_MEMBERS, () => new Encoder().buf.length), 0);
+    assert.equal(await withMembers(kafkajsOwn, () => new Encoder().buf.length), 512);
   });
 
-  it('applies to the kafkajs installed here (2.2) and is what a Kafka client of this process uses', () => {
+  it('applies to the kafkajs installed here (2.2)', () => {
     assert.equal(leanEncoderApplies(), true);
     assert.equal(useLeanEncoder(), true);
-    assert.equal(Encoder.prototype.writeUVarInt, LEAN_MEMBERS.writeUVarInt);
-    assert.equal(Encoder.prototype.ensureAvailable, LEAN_MEMBERS.ensureAvailable);
+    assert.deepEqual(membersInPlace(), LEAN_MEMBERS);
+  });
+
+  it('is put in place by the workers\' Kafka client, unless KAFKAJS_LEAN_ENCODER=false', async () => {
+    const env = { ...process.env, KAFKA_BROKERS: '127.0.0.1:1' };
+    await withMembers(kafkajsOwn, () => {
+      createKafka(loadConfig({ ...env, KAFKAJS_LEAN_ENCODER: 'false' }), 'lean-encoder-test');
+      assert.deepEqual(membersInPlace(), kafkajsOwn, 'turned off: kafkajs keeps its own encoder');
+      createKafka(loadConfig(env), 'lean-encoder-test');
+      assert.deepEqual(membersInPlace(), LEAN_MEMBERS, 'by default the client encodes with the lean members');
+    });
   });
 });
