@@ -19,13 +19,14 @@ import { eventually } from '../testkit/wait';
 //   npm run bench:consumer
 //   BENCH_EVENTS=200000 BENCH_WORKERS=1 BENCH_PARTITIONS=6 BENCH_RATE=1000 BENCH_SECONDS=30 npm run bench:consumer
 //   BENCH_WORKER_NODE_ARGS=--max-semi-space-size=16 BENCH_NAME=consumer-semi16 npm run bench:consumer
+//   BENCH_ACCOUNTS=100000 npm run bench:consumer   (credits spread over more accounts: fewer shared row locks)
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 6);
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
-const ACCOUNTS = 1000;
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 1000);
 const BATCH = process.env.CONSUMER_BATCH_SIZE ?? '2000';
 // Node flags after the worker's own (e.g. --max-semi-space-size=16): memory against throughput.
 const EXTRA_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);

@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import { RawValue } from '@temporalio/common';
 import type { EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { Logger } from '../config/logger';
 import { inboxParkedTotal } from '../observability/consumer-metrics';
-import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow } from '../workflows/inbox-contract';
+import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow, type EventBatch } from '../workflows/inbox-contract';
 import { applySearchAttributes } from './apply-search-attributes';
+import type { InFlightBatches } from './batch-hand-off';
 import { countSkippedEvents } from './count-skipped-events';
 import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
 import type { HandlerRegistry } from './handler';
@@ -43,25 +45,39 @@ export interface ChunkOutcome {
 
 const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
 
-/** Starts applyEventsWorkflow and waits for its result. */
-export function applyWorkflowRunner(client: Client, taskQueue: string): RunApplyWorkflow {
+/**
+ * Starts applyEventsWorkflow and waits for its result. The batch is encoded here, once; with
+ * `inFlight` (the one the consumer's activities read), the activity takes it from memory instead
+ * of decoding that payload again.
+ */
+export function applyWorkflowRunner(client: Client, taskQueue: string, inFlight?: InFlightBatches): RunApplyWorkflow {
   return async (workflowId, batch) => {
-    const handle = await client.workflow.start<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, {
-      taskQueue,
-      workflowId,
-      // A closed run with this id (an earlier delivery of the same chunks) may run again: the
-      // inbox turns it into a no-op. A still-running one (its consumer died waiting) is joined
-      // instead of failing with "already started".
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      // The first workflow task comes back in the start response, to this process's worker.
-      requestEagerStart: true,
-      // Findable in the UI by consumer, topics, partitions and offsets (inbox/apply-search-attributes.ts).
-      typedSearchAttributes: applySearchAttributes(batch),
-      args: [batch],
-    });
-    return { result: await handle.result(), eagerlyStarted: handle.eagerlyStarted };
+    const input = new RawValue(batch);
+    const release = inFlight?.hold(workflowId, input.payload, batch);
+    try {
+      return await startAndWait(client, taskQueue, workflowId, batch, input);
+    } finally {
+      release?.();
+    }
   };
+}
+
+async function startAndWait(client: Client, taskQueue: string, workflowId: string, batch: EventBatch, input: RawValue<EventBatch>) {
+  const handle = await client.workflow.start<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, {
+    taskQueue,
+    workflowId,
+    // A closed run with this id (an earlier delivery of the same chunks) may run again: the
+    // inbox turns it into a no-op. A still-running one (its consumer died waiting) is joined
+    // instead of failing with "already started".
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    // The first workflow task comes back in the start response, to this process's worker.
+    requestEagerStart: true,
+    // Findable in the UI by consumer, topics, partitions and offsets (inbox/apply-search-attributes.ts).
+    typedSearchAttributes: applySearchAttributes(batch),
+    args: [input],
+  });
+  return { result: await handle.result(), eagerlyStarted: handle.eagerlyStarted };
 }
 
 /**

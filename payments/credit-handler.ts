@@ -1,7 +1,8 @@
 import { PAYMENT_CONFIRMED } from '../config/constants';
 import { defineHandler, type EventHandler } from '../inbox/handler';
 import type { InboxEvent } from '../inbox/handler';
-import { creditAccount, creditAccounts } from './queries/credit-accounts';
+import { creditAccount } from './queries/credit-accounts';
+import { creditAccountsWithLedger } from './queries/credit-accounts-with-ledger';
 import { recordCreditLedger, type CreditLedgerRow } from './queries/record-credit-ledger';
 import { validateCredit, type CreditData, type CreditLimits } from './validate-credit';
 
@@ -24,14 +25,9 @@ export function paymentConfirmedHandler(limits: CreditLimits): EventHandler<Cred
       return undefined;
     },
     async applyBatch(tx, events, ctx) {
-      const credited = await creditAccounts(
-        tx,
-        events.map((e) => e.data.accountId),
-        events.map((e) => e.data.amount),
-      );
+      // Only the credited accounts' events are ledgered: an unknown account's event is refused.
+      const credited = await creditAccountsWithLedger(tx, ctx.consumer, events.map(ledgerRow));
       const rejected = events.filter((e) => !credited.has(e.data.accountId)).map((e) => ({ eventId: e.eventId, reason: UNKNOWN_ACCOUNT_REASON }));
-      // Rejected events are rolled back by the library; only the credited ones are ledgered.
-      await recordCreditLedger(tx, ctx.consumer, events.filter((e) => credited.has(e.data.accountId)).map(ledgerRow));
       return { rejected };
     },
   });

@@ -6,6 +6,7 @@ import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import { createLogger } from '../config/logger';
 import { createPool, databaseTimeouts } from '../db/pool';
+import { InFlightBatches } from '../inbox/batch-hand-off';
 import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
 import { startDeadLetterSweep } from '../inbox/dead-letter-sweep';
 import type { DeadLetterTarget } from '../inbox/deliver-dead-letters';
@@ -54,6 +55,8 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   let producer: Producer | undefined;
   let stopWatching: (() => void) | undefined;
   let stopDeadLetterSweep: (() => void) | undefined;
+  // Batches this process started, for their activities (normally run here too) to take from memory.
+  const inFlight = new InFlightBatches();
   const samplers = config.metrics.portBase !== undefined ? startConsumerSamplers(pool, config, logger) : undefined;
   await ensureTopics(kafka, config);
   // The inbox forgets ids after INBOX_RETENTION_MS: refuse to consume a topic that can redeliver
@@ -63,7 +66,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   const { worker, connection } = await createTemporalWorker(config, {
     taskQueue,
     workflowsPath: require.resolve('../workflows/inbox'),
-    activities: createInboxActivities({ pool, handlers }),
+    activities: createInboxActivities({ pool, handlers, inFlight }),
     maxConcurrentActivityTaskExecutions: partitions + 4,
     traced: observability.tracing.exporting,
     ...observability.tracing.workerOptions,
@@ -115,7 +118,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     // drops repeats), skipping events is not.
     await consumer.subscribe({ topics, fromBeginning: true });
 
-    const coalescer = new EventCoalescer(applyWorkflowRunner(client, taskQueue), {
+    const coalescer = new EventCoalescer(applyWorkflowRunner(client, taskQueue, inFlight), {
       consumer: config.consumer.inboxName,
       group: config.kafka.consumerGroup,
       maxEvents: config.consumer.batchSize,

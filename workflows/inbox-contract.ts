@@ -1,3 +1,4 @@
+import type { RawValue } from '@temporalio/common';
 import type * as consumerWorkerWorkflows from './inbox';
 
 // The consumer's workflow contract, shared by the workflow, its activities, the consumer worker
@@ -28,6 +29,13 @@ export interface EventBatch {
    */
   traceparents?: (string | null)[];
 }
+
+/**
+ * What an applyEventsWorkflow is started with: the batch, or the batch already encoded as its
+ * payload (the consumer encodes it once; inbox/batch-hand-off.ts). The workflow passes its input to
+ * its activity without decoding it, so either form reaches the activity as the same payload.
+ */
+export type EventBatchInput = EventBatch | RawValue<EventBatch>;
 
 export interface EventBatchResult {
   /** Events applied by this call. */

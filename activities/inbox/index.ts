@@ -1,10 +1,12 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context, setActivityOptions } from '@temporalio/activity';
+import { defaultPayloadConverter, RawValue, rawValueTypeInfo } from '@temporalio/common';
 import type { Pool } from 'pg';
 import { applyEvents, MissingHandlerError } from '../../inbox/apply-events';
 import { inTransaction } from '../../db/pool';
+import type { InFlightBatches } from '../../inbox/batch-hand-off';
 import { redriveParkedEvents } from '../../inbox/redrive-parked-events';
 import type { HandlerRegistry } from '../../inbox/handler';
-import { INBOX_FAILURES, type EventBatch, type EventBatchResult, type RedriveInput, type RedriveResult } from '../../workflows/inbox-contract';
+import { INBOX_FAILURES, type EventBatch, type EventBatchInput, type EventBatchResult, type RedriveInput, type RedriveResult } from '../../workflows/inbox-contract';
 import { recordHandlerCall } from '../../observability/consumer-metrics';
 
 export type { EventBatch, EventBatchResult };
@@ -13,9 +15,10 @@ export type { EventBatch, EventBatchResult };
  * The consumer's activities. Both are idempotent by construction: the inbox row and the effect
  * commit together, so Temporal may retry them (or a redelivered batch may re-run them) freely.
  */
-export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers: HandlerRegistry }) {
-  return {
-    async applyEvents(batch: EventBatch): Promise<EventBatchResult> {
+export function createInboxActivities({ pool, handlers, inFlight }: { pool: Pool; handlers: HandlerRegistry; inFlight?: InFlightBatches }) {
+  const activities = {
+    async applyEvents(input: EventBatchInput): Promise<EventBatchResult> {
+      const batch = input instanceof RawValue ? batchOf(input, inFlight) : input;
       const n = batch.eventIds.length;
       const columns = [batch.eventTypes, batch.topicIndex, batch.partitions, batch.offsets, batch.data, batch.payloadHashes, ...(batch.traceparents ? [batch.traceparents] : [])];
       if (columns.some((c) => c.length !== n) || batch.topicIndex.some((t) => batch.topics[t] === undefined)) {
@@ -47,6 +50,16 @@ export function createInboxActivities({ pool, handlers }: { pool: Pool; handlers
       }
     },
   };
+  // The batch arrives as its payload (no decoding by the SDK): batchOf takes it from memory when
+  // this process started the workflow, and decodes it only otherwise.
+  setActivityOptions({ typeInfo: { inputTypes: [rawValueTypeInfo] } }, activities.applyEvents);
+  return activities;
+}
+
+function batchOf(input: RawValue<EventBatch>, inFlight: InFlightBatches | undefined): EventBatch {
+  const workflowId = inFlight && Context.current().info.workflowExecution?.workflowId;
+  const held = workflowId ? inFlight.find(workflowId, input.payload) : undefined;
+  return held ?? (defaultPayloadConverter.fromPayload(input.payload) as EventBatch);
 }
 
 export type InboxActivities = ReturnType<typeof createInboxActivities>;
