@@ -1,3 +1,4 @@
+import { textArrayLiteral } from '../db/array-literal';
 import type { SqlExecutor } from '../db/executor';
 
 // The inbox guard's two statements. Rows are inserted in event-id order so two overlapping
@@ -13,7 +14,7 @@ RETURNING event_id`;
 /** Inserts the ids not yet processed by this consumer, with their payload hashes; returns the ones that are new. */
 export async function insertInboxRows(db: SqlExecutor, consumer: string, eventIds: string[], payloadHashes: string[]): Promise<Set<string>> {
   if (eventIds.length === 0) return new Set();
-  const { rows } = await db.query<{ event_id: string }>(INSERT_INBOX_ROWS_SQL, [consumer, eventIds, payloadHashes]);
+  const { rows } = await db.query<{ event_id: string }>(INSERT_INBOX_ROWS_SQL, [consumer, textArrayLiteral(eventIds), textArrayLiteral(payloadHashes)]);
   return new Set(rows.map((r) => r.event_id));
 }
 
@@ -24,7 +25,7 @@ WHERE consumer = $1 AND event_id = ANY($2::text[]) AND payload_hash IS NOT NULL`
 /** The recorded payload hash of already-processed ids (rows without one are left out). */
 export async function appliedPayloadHashes(db: SqlExecutor, consumer: string, eventIds: string[]): Promise<Map<string, string>> {
   if (eventIds.length === 0) return new Map();
-  const { rows } = await db.query<{ event_id: string; payload_hash: string }>(APPLIED_PAYLOAD_HASHES_SQL, [consumer, eventIds]);
+  const { rows } = await db.query<{ event_id: string; payload_hash: string }>(APPLIED_PAYLOAD_HASHES_SQL, [consumer, textArrayLiteral(eventIds)]);
   return new Map(rows.map((r) => [r.event_id, r.payload_hash]));
 }
 

@@ -1,3 +1,4 @@
+import { integerArrayLiteral } from '../../db/array-literal';
 import type { SqlExecutor } from '../../db/executor';
 
 /**
@@ -12,6 +13,6 @@ export const MARK_PUBLISHED_SQL = `
 
 export async function markPublished(db: SqlExecutor, ids: number[]): Promise<number> {
   if (ids.length === 0) return 0;
-  const { rowCount } = await db.query(MARK_PUBLISHED_SQL, [ids]);
+  const { rowCount } = await db.query(MARK_PUBLISHED_SQL, [integerArrayLiteral(ids)]);
   return rowCount ?? 0;
 }

@@ -1,3 +1,4 @@
+import { integerArrayLiteral, textArrayLiteral } from '../../db/array-literal';
 import type { SqlExecutor } from '../../db/executor';
 import type { CreditLedgerRow } from './record-credit-ledger';
 
@@ -41,12 +42,12 @@ export async function creditAccountsWithLedger(db: SqlExecutor, consumer: string
   });
   const { rows } = await db.query<{ account_id: string }>(CREDIT_ACCOUNTS_WITH_LEDGER_SQL, [
     consumer,
-    credits.map((c) => c.eventId),
-    credits.map((c) => c.accountId),
-    credits.map((c) => c.amount),
-    topicIndex,
-    credits.map((c) => c.kafkaPartition),
-    credits.map((c) => c.kafkaOffset),
+    textArrayLiteral(credits.map((c) => c.eventId)),
+    integerArrayLiteral(credits.map((c) => c.accountId)),
+    integerArrayLiteral(credits.map((c) => c.amount)),
+    integerArrayLiteral(topicIndex),
+    integerArrayLiteral(credits.map((c) => c.kafkaPartition)),
+    integerArrayLiteral(credits.map((c) => c.kafkaOffset)),
     topics,
   ]);
   return new Set(rows.map((r) => r.account_id));

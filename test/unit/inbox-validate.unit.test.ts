@@ -84,4 +84,19 @@ describe('payloadHash', () => {
     assert.equal(canonicalJson(awkward), '{"10":"ten","2":"two","a":"é\\u0000\\"\\\\","b":"Ω","event_id":"u","nested":{"y":{},"z":[1,2.5,0,1e+21]},"type":"t"}');
     assert.equal(payloadHash(awkward), '8cb4df4f138882b1e8b4a857d8f46c25');
   });
+  it('orders keys as the built-in sort does, for few keys (sorted by insertion) and many (built-in)', () => {
+    const alphabet = ['a', 'B', '_', '1', '10', '2', 'é', 'Ω', '𝄞', 'aa', 'a_', 'z', 'Z', '-', ' '];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let round = 0; round < 500; round++) {
+      const object: Record<string, number> = {};
+      const size = round % 25;
+      for (let k = 0; k < size; k++) object[alphabet[next() % alphabet.length]! + alphabet[next() % alphabet.length]!] = k;
+      const expected = `{${Object.keys(object)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${object[k]}`)
+        .join(',')}}`;
+      assert.equal(canonicalJson(object), expected, `keys ${Object.keys(object).join(' ')}`);
+    }
+  });
 });
