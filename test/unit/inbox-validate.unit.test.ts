@@ -84,6 +84,36 @@ describe('payloadHash', () => {
     assert.equal(canonicalJson(awkward), '{"10":"ten","2":"two","a":"é\\u0000\\"\\\\","b":"Ω","event_id":"u","nested":{"y":{},"z":[1,2.5,0,1e+21]},"type":"t"}');
     assert.equal(payloadHash(awkward), '8cb4df4f138882b1e8b4a857d8f46c25');
   });
+  it('writes every JSON value as a straightforward canonical writer does (nested objects and arrays, any key order, integer-like and __proto__ keys)', () => {
+    const reference = (v: unknown): string => {
+      if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+      if (Array.isArray(v)) return `[${v.map(reference).join(',')}]`;
+      const o = v as Record<string, unknown>;
+      return `{${Object.keys(o)
+        .sort()
+        .filter((k) => o[k] !== undefined)
+        .map((k) => `${JSON.stringify(k)}:${reference(o[k])}`)
+        .join(',')}}`;
+    };
+    const keys = ['b', 'a', 'event_id', 'type', 'amount', '__proto__', '7', '10', 'é', 'Z', 'a b', '"q"'];
+    let seed = 11;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const randomValue = (depth: number): unknown => {
+      const kind = next() % (depth > 2 ? 5 : 7);
+      if (kind === 0) return null;
+      if (kind === 1) return next() % 2 === 0;
+      if (kind === 2) return (next() % 20001) - 10000 + (next() % 3 === 0 ? 0.25 : 0);
+      if (kind === 3) return `s${next() % 100}\u0000"\\é`;
+      if (kind === 4) return String(next());
+      if (kind === 5) return Array.from({ length: next() % 4 }, () => randomValue(depth + 1));
+      const text = `{${Array.from({ length: next() % 6 }, () => `${JSON.stringify(keys[next() % keys.length])}:${JSON.stringify(randomValue(depth + 1))}`).join(',')}}`;
+      return JSON.parse(text) as unknown;
+    };
+    for (let round = 0; round < 2000; round++) {
+      const value = JSON.parse(JSON.stringify({ data: randomValue(0), [keys[next() % keys.length]!]: randomValue(0) })) as unknown;
+      assert.equal(canonicalJson(value), reference(value));
+    }
+  });
   it('orders keys as the built-in sort does, for few keys (sorted by insertion) and many (built-in)', () => {
     const alphabet = ['a', 'B', '_', '1', '10', '2', 'é', 'Ω', '𝄞', 'aa', 'a_', 'z', 'Z', '-', ' '];
     let seed = 7;
