@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TopLevelSpec } from 'vega-lite';
 import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../testkit/consumer-harness';
+import { loadConfig } from '../config/env';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { uniqueName } from '../testkit/ids';
 import { procStatusKiB } from '../testkit/process-memory';
@@ -27,14 +28,15 @@ const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 6);
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 1000);
-const BATCH = process.env.CONSUMER_BATCH_SIZE ?? '2000';
+// The workers inherit CONSUMER_* settings from this environment; unset, they run the defaults.
+const BATCH_SIZE = loadConfig().consumer.batchSize;
 // Node flags after the worker's own (e.g. --max-semi-space-size=16): memory against throughput.
 const EXTRA_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 async function startWorkers(db: TestDatabase, topic: string, group: string, n: number): Promise<ConsumerProcess[]> {
   const taskQueue = uniqueName('bench-consumer');
   const workers = Array.from({ length: n }, () =>
-    spawnConsumer(consumerEnv({ databaseUrl: db.url, topic, group, taskQueue, partitions: PARTITIONS, extra: { CONSUMER_BATCH_SIZE: BATCH, LOG_LEVEL: 'info' } }), undefined, EXTRA_NODE_ARGS),
+    spawnConsumer(consumerEnv({ databaseUrl: db.url, topic, group, taskQueue, partitions: PARTITIONS, extra: { LOG_LEVEL: 'info' } }), undefined, EXTRA_NODE_ARGS),
   );
   await Promise.all(workers.map(waitUntilRunning));
   return workers;
@@ -197,7 +199,7 @@ async function main() {
       name: process.env.BENCH_NAME ?? 'consumer',
       // With the CONSUMER_ settings the workers inherited (e.g. a fetch bound being compared).
       command: commandLine('bench:consumer', ['BENCH_', 'CONSUMER_']),
-      settings: { events: EVENTS, workers: WORKERS, partitions: PARTITIONS, accounts: ACCOUNTS, consumerBatchSize: Number(BATCH), extraWorkerNodeArgs: EXTRA_NODE_ARGS, offeredRate: RATE, seconds: SECONDS, note: 'shared 2-core machine; other sessions may be running tests at the same time' },
+      settings: { events: EVENTS, workers: WORKERS, partitions: PARTITIONS, accounts: ACCOUNTS, consumerBatchSize: BATCH_SIZE, extraWorkerNodeArgs: EXTRA_NODE_ARGS, offeredRate: RATE, seconds: SECONDS, note: 'shared 2-core machine; other sessions may be running tests at the same time' },
       results: { throughput: tp.result, latency: lat.result },
       chart,
     });

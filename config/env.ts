@@ -141,8 +141,14 @@ const settings = z.object({
   /** The inbox's identity, independent of the Kafka group: a replay by a new group still dedupes. */
   INBOX_CONSUMER: z.string().min(1).max(200).default('payments-credit'),
   CONSUMER_TASK_QUEUE: z.string().min(1).optional(),
-  /** Events per applyEventsWorkflow; bounded so one workflow input stays far below Temporal's 2 MB payload limit. */
-  CONSUMER_BATCH_SIZE: positiveInt.max(5000).default(2000),
+  /** Events per chunk and per applyEventsWorkflow (docs/consumer.md, "Batch size"). */
+  CONSUMER_BATCH_SIZE: positiveInt.max(10_000).default(4000),
+  /**
+   * Message bytes per chunk and per applyEventsWorkflow (values plus a fixed allowance per event,
+   * inbox/chunk-bounds.ts): keeps one workflow input well below Temporal's 2 MB payload limit
+   * however large the events, which a count alone does not.
+   */
+  CONSUMER_BATCH_MAX_BYTES: positiveInt.min(16 * 1024).max(1_500_000).default(1_000_000),
   CONSUMER_MAX_CREDIT_AMOUNT: positiveInt.max(Number.MAX_SAFE_INTEGER).default(100_000_000_000),
   /** Credit workflows one consumer process runs at once; more only start when a full batch waits. */
   CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(3),
@@ -413,6 +419,7 @@ const configSchema = settings.transform((e, ctx) => {
       inboxName: e.INBOX_CONSUMER,
       taskQueue: e.CONSUMER_TASK_QUEUE,
       batchSize: e.CONSUMER_BATCH_SIZE,
+      batchMaxBytes: e.CONSUMER_BATCH_MAX_BYTES,
       maxCreditAmount: e.CONSUMER_MAX_CREDIT_AMOUNT,
       maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
       coalesceWindowMs: e.CONSUMER_COALESCE_WINDOW_MS,

@@ -8,6 +8,7 @@ import { inboxParkedTotal } from '../observability/consumer-metrics';
 import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow, type EventBatch } from '../workflows/inbox-contract';
 import { applySearchAttributes } from './apply-search-attributes';
 import type { InFlightBatches } from './batch-hand-off';
+import { chunkEnds, eventBytes } from './chunk-bounds';
 import { countSkippedEvents } from './count-skipped-events';
 import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
 import type { HandlerRegistry } from './handler';
@@ -30,6 +31,8 @@ export interface BatchHandlerDeps {
   logger: Logger;
   inboxName: string;
   batchSize: number;
+  /** Bound on the message bytes of one chunk (inbox/chunk-bounds.ts). */
+  batchMaxBytes: number;
 }
 
 export interface ChunkOutcome {
@@ -93,9 +96,10 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
     const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     const stillOurs = () => isRunning() && !isStale();
     const receivedAt = Date.now();
-    for (let start = 0; start < batch.messages.length; start += deps.batchSize) {
+    const ends = chunkEnds(batch.messages.map((m) => eventBytes(m.value)), deps.batchSize, deps.batchMaxBytes);
+    for (let i = 0, start = 0; i < ends.length; start = ends[i]!, i++) {
       if (!stillOurs()) return;
-      const chunk = batch.messages.slice(start, start + deps.batchSize);
+      const chunk = batch.messages.slice(start, ends[i]);
       const outcome = await untilDone(deps.logger, heartbeat, stillOurs, () => processChunk(deps, batch.topic, batch.partition, chunk, receivedAt));
       // Stopped or lost the partition before the effect was secured: leave the offsets alone;
       // whoever owns the partition next starts from the last committed one.
@@ -118,7 +122,7 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
 async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[], receivedAt: number): Promise<ChunkOutcome> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
-  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [], receivedAt };
+  const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [], bytes: 0, receivedAt };
   const invalid: ParkedMessage[] = [];
   const unknownTypes: ParkedMessage[] = [];
   const skipped = new Map<string, number>();
@@ -151,6 +155,7 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     events.payloadHashes.push(payloadHash(envelope.payload));
     // The relay's publish span (the event's trace), continued by the handler's span.
     events.traceparents.push(headerText(message, TRACE_HEADERS.traceparent)?.slice(0, 100) ?? null);
+    events.bytes += eventBytes(message.value);
   }
 
   if (invalid.length > 0) {

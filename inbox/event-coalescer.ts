@@ -25,6 +25,8 @@ export interface ChunkEvents extends ChunkSpan {
   payloadHashes: string[];
   /** Each event's `traceparent` header (W3C trace context), null when it came without one. */
   traceparents: (string | null)[];
+  /** What these events add to a workflow input, estimated from their messages (inbox/chunk-bounds.ts). */
+  bytes: number;
   /** When the consumer got the chunk from Kafka (epoch ms); logged with the flight, for latency breakdowns. */
   receivedAt?: number;
 }
@@ -67,6 +69,8 @@ export class EventCoalescer {
       consumer: string;
       group: string;
       maxEvents: number;
+      /** Bound on a flight's estimated input bytes (the sum of its chunks' `bytes`); none when absent. */
+      maxBytes?: number;
       maxInFlight: number;
       /** How long a flight that would leave at once waits for more chunks (0: leaves at once). */
       windowMs?: number;
@@ -85,7 +89,7 @@ export class EventCoalescer {
   /** An idle coalescer opens its window on the first chunk; a full batch or a busy one goes on as before. */
   private launchOrWait(): void {
     const windowMs = this.opts.windowMs ?? 0;
-    if (windowMs <= 0 || this.inFlight > 0 || this.pendingEvents() >= this.opts.maxEvents) {
+    if (windowMs <= 0 || this.inFlight > 0 || this.fullBatchWaiting()) {
       this.closeWindow();
       this.launch();
       return;
@@ -102,19 +106,29 @@ export class EventCoalescer {
     this.window = undefined;
   }
 
-  private pendingEvents(): number {
-    return this.waiting.reduce((n, w) => n + w.chunk.eventIds.length, 0);
+  /** As many events, or as many bytes, as one flight takes. */
+  private fullBatchWaiting(): boolean {
+    let events = 0;
+    let bytes = 0;
+    for (const w of this.waiting) {
+      events += w.chunk.eventIds.length;
+      bytes += w.chunk.bytes;
+    }
+    return events >= this.opts.maxEvents || bytes >= (this.opts.maxBytes ?? Infinity);
   }
 
   private launch(): void {
     // Another flight beside a running one only when a full batch is waiting.
-    while (this.waiting.length > 0 && (this.inFlight === 0 || (this.inFlight < this.opts.maxInFlight && this.pendingEvents() >= this.opts.maxEvents))) {
+    const maxBytes = this.opts.maxBytes ?? Infinity;
+    while (this.waiting.length > 0 && (this.inFlight === 0 || (this.inFlight < this.opts.maxInFlight && this.fullBatchWaiting()))) {
       const flight: Waiting[] = [];
       let events = 0;
-      while (this.waiting.length > 0 && (flight.length === 0 || events + this.waiting[0]!.chunk.eventIds.length <= this.opts.maxEvents)) {
+      let bytes = 0;
+      while (this.waiting.length > 0 && (flight.length === 0 || (events + this.waiting[0]!.chunk.eventIds.length <= this.opts.maxEvents && bytes + this.waiting[0]!.chunk.bytes <= maxBytes))) {
         const next = this.waiting.shift()!;
         flight.push(next);
         events += next.chunk.eventIds.length;
+        bytes += next.chunk.bytes;
       }
       this.inFlight += 1;
       void this.fly(flight).finally(() => {

@@ -122,6 +122,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       consumer: config.consumer.inboxName,
       group: config.kafka.consumerGroup,
       maxEvents: config.consumer.batchSize,
+      maxBytes: config.consumer.batchMaxBytes,
       maxInFlight: config.consumer.maxInFlight,
       windowMs: config.consumer.coalesceWindowMs,
       onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch applied'),
@@ -136,6 +137,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
         logger,
         inboxName: config.consumer.inboxName,
         batchSize: config.consumer.batchSize,
+        batchMaxBytes: config.consumer.batchMaxBytes,
       },
       (o) => logger.debug({ pid: process.pid, ...o }, 'chunk committed'),
     );

@@ -48,7 +48,7 @@ class StubInbox {
 }
 
 let nextOffset = 0;
-function chunk(topic: string, partition: number, events: number, idPrefix = 'ev'): ChunkEvents {
+function chunk(topic: string, partition: number, events: number, idPrefix = 'ev', bytes = events * 100): ChunkEvents {
   const first = nextOffset;
   nextOffset += events;
   const offsets = Array.from({ length: events }, (_, i) => String(first + i));
@@ -63,6 +63,7 @@ function chunk(topic: string, partition: number, events: number, idPrefix = 'ev'
     data: offsets.map((o) => ({ accountId: '1', amount: Number(o) + 1 })),
     payloadHashes: offsets.map((o) => `hash-${o}`),
     traceparents: offsets.map(() => null),
+    bytes,
   };
 }
 
@@ -84,7 +85,7 @@ describe('event coalescer (real applyEventsWorkflow, stub activity, real dev ser
     await workerConnection?.close();
   });
 
-  async function withCoalescer(inbox: StubInbox, opts: { maxEvents: number; maxInFlight: number; windowMs?: number }, body: (c: EventCoalescer, flights: FlightReport[]) => Promise<void>) {
+  async function withCoalescer(inbox: StubInbox, opts: { maxEvents: number; maxBytes?: number; maxInFlight: number; windowMs?: number }, body: (c: EventCoalescer, flights: FlightReport[]) => Promise<void>) {
     const taskQueue = uniqueName('coalescer-tq');
     const worker = await Worker.create({ connection: workerConnection, taskQueue, workflowBundle: bundle, activities: inbox.activities(), shutdownGraceTime: '1 second' });
     const flights: FlightReport[] = [];
@@ -100,6 +101,21 @@ describe('event coalescer (real applyEventsWorkflow, stub activity, real dev ser
       assert.equal(report.chunks, 1);
       assert.equal(report.applied, 5, 'the workflow result comes back to the chunk');
       assert.equal(inbox.batches.length, 1);
+    });
+  });
+
+  it('a flight stops at the byte bound: as many bytes waiting as one flight takes leave beside the running one, the rest after', async () => {
+    const inbox = new StubInbox();
+    await withCoalescer(inbox, { maxEvents: 100, maxBytes: 1000, maxInFlight: 3 }, async (coalescer) => {
+      inbox.hold();
+      const first = coalescer.submit(chunk('t', 0, 2, 'bb', 100));
+      await eventually('the first flight running', async () => inbox.batches.length === 1, 20_000, 20);
+      const later = [1, 2, 3].map((p) => coalescer.submit(chunk('t', p, 3, 'bb', 400)));
+      await eventually('a second flight for the full 1,000 bytes', async () => inbox.batches.length === 2, 20_000, 20);
+      assert.equal(inbox.batches[1]!.eventIds.length, 6, 'two chunks of 400 bytes; a third would pass 1,000');
+      inbox.release();
+      await Promise.all([first, ...later]);
+      assert.deepEqual(inbox.batches.map((b) => b.eventIds.length), [2, 6, 3]);
     });
   });
 
