@@ -131,7 +131,7 @@ function outcomesOf(batch: EventBatch, first: Map<string, number>, fresh: Set<st
   const refused = new Set(rejected.map((r) => r.eventId));
   const conflicting = new Set(conflicts.map((c) => `${c.eventId}@${c.topic}/${c.partition}/${c.offset}`));
   return batch.eventIds.map((id, i) => {
-    if (conflicting.has(`${id}@${batch.topics[batch.topicIndex[i]!]}/${batch.partitions[i]}/${batch.offsets[i]}`)) return 'conflict';
+    if (conflicting.size > 0 && conflicting.has(`${id}@${batch.topics[batch.topicIndex[i]!]}/${batch.partitions[i]}/${batch.offsets[i]}`)) return 'conflict';
     if (first.get(id) !== i || !fresh.has(id)) return 'duplicate';
     return refused.has(id) ? 'rejected' : 'applied';
   });
