@@ -36,7 +36,9 @@ interface Variant {
 
 /**
  * The consumer's knobs that bear on latency. 'defaults' is what `npm start` runs (coalescing
- * window 2 ms); 'coalesce window 0 ms' is the consumer before the window existed.
+ * window 2 ms); 'coalesce window 0 ms' is the consumer before the window existed; 'no fetch
+ * ahead' the consumer before it fetched ahead of a large fetch, 'fetch ahead always' one that
+ * fetches ahead of every fetch however small.
  */
 const ALL_VARIANTS: Variant[] = [
   { name: 'defaults', env: {} },
@@ -45,6 +47,8 @@ const ALL_VARIANTS: Variant[] = [
   { name: 'max in flight 1', env: { CONSUMER_MAX_IN_FLIGHT: '1' } },
   { name: 'batch 100, max in flight 6', env: { CONSUMER_BATCH_SIZE: '100', CONSUMER_MAX_IN_FLIGHT: '6' } },
   { name: 'fetch max wait 100 ms', env: { CONSUMER_FETCH_MAX_WAIT_MS: '100' } },
+  { name: 'fetch ahead always', env: { CONSUMER_FETCH_AHEAD_MIN_EVENTS: '0' } },
+  { name: 'no fetch ahead', env: { CONSUMER_FETCH_AHEAD_MIN_EVENTS: '1000000' } },
 ];
 const chosen = process.env.BENCH_VARIANTS?.split(',').map((s) => s.trim());
 // A quick run (the suite's smoke mode) measures the defaults only.

@@ -153,6 +153,13 @@ const settings = z.object({
   /** Credit workflows one consumer process runs at once; more only start when a full batch waits. */
   CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(3),
   /**
+   * A partition's fetch of at least this many events lets kafkajs fetch again while it is applied
+   * (docs/consumer.md, "Fetching ahead"); a smaller one is applied before the next fetch, as
+   * fetching ahead a few events at a time costs a fetch per few events at low load. 0: always;
+   * above the fetch size: never.
+   */
+  CONSUMER_FETCH_AHEAD_MIN_EVENTS: z.coerce.number().int().min(0).max(1_000_000).default(1000),
+  /**
    * How long an idle consumer's next credit workflow waits for the other partitions' chunks of the
    * same Kafka fetch before it leaves (inbox/event-coalescer.ts); 0 leaves with the first chunk.
    * 2 ms because without it a fetch cost two workflow round trips in a row (the first chunk alone,
@@ -422,6 +429,7 @@ const configSchema = settings.transform((e, ctx) => {
       batchMaxBytes: e.CONSUMER_BATCH_MAX_BYTES,
       maxCreditAmount: e.CONSUMER_MAX_CREDIT_AMOUNT,
       maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
+      fetchAheadMinEvents: e.CONSUMER_FETCH_AHEAD_MIN_EVENTS,
       coalesceWindowMs: e.CONSUMER_COALESCE_WINDOW_MS,
       fetchMaxWaitMs: e.CONSUMER_FETCH_MAX_WAIT_MS,
       fetchMaxBytes: e.CONSUMER_FETCH_MAX_BYTES,

@@ -9,6 +9,7 @@ import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow, type EventBatch } from
 import { applySearchAttributes } from './apply-search-attributes';
 import type { InFlightBatches } from './batch-hand-off';
 import { chunkEnds, eventBytes } from './chunk-bounds';
+import type { PartitionSequence } from './partition-sequence';
 import { countSkippedEvents } from './count-skipped-events';
 import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
 import type { HandlerRegistry } from './handler';
@@ -33,6 +34,14 @@ export interface BatchHandlerDeps {
   batchSize: number;
   /** Bound on the message bytes of one chunk (inbox/chunk-bounds.ts). */
   batchMaxBytes: number;
+  /** Per partition, the chunks handed out: applied in order, committed in order (the worker drains it on stop). */
+  sequence: PartitionSequence;
+  /** Counts the consumer's group joins: a chunk of an earlier generation is not applied, retried or committed any more. */
+  generation: () => number;
+  /** A partition's fetch of at least this many events does not wait for its own chunks to be applied (fetching ahead). */
+  fetchAheadMinEvents: number;
+  /** True once the consumer is stopping: chunks not yet started are left to the next owner. */
+  stopping: () => boolean;
 }
 
 export interface ChunkOutcome {
@@ -44,6 +53,8 @@ export interface ChunkOutcome {
   parked: number;
   skipped: number;
   workflowId?: string;
+  /** The partition's end when the chunk was fetched (for the lag gauge). */
+  highWatermark?: string;
 }
 
 const RETRY_BACKOFF_MS = [200, 500, 1000, 2000, 5000];
@@ -86,40 +97,72 @@ async function startAndWait(client: Client, taskQueue: string, workflowId: strin
 /**
  * kafkajs eachBatch handler. Per chunk of one partition: validate (envelope, then the handler
  * of the event's type); park the invalid; skip (or park) types no handler knows; hand the valid
- * to the coalescer (an applyEventsWorkflow shared with other partitions' chunks) and wait until
- * they are applied; only then resolve and commit the chunk's offsets. The effect is
- * durable in PostgreSQL before Kafka forgets the messages, so a crash anywhere re-delivers
- * (harmless: the inbox drops repeats) and never loses.
+ * to the coalescer (an applyEventsWorkflow shared with other partitions' chunks) once the
+ * partition's previous chunk is applied; commit the chunk's offsets once it is applied
+ * (inbox/partition-sequence.ts). The effect is durable in PostgreSQL before Kafka forgets the
+ * messages, so a crash anywhere re-delivers (harmless: the inbox drops repeats) and never loses.
+ *
+ * For a large fetch (CONSUMER_FETCH_AHEAD_MIN_EVENTS), the handler returns once this fetch's
+ * chunks are validated and the partition's chunks of the previous fetch are applied, without
+ * waiting for this fetch's own: kafkajs fetches again only when every partition's handler has
+ * returned, so waiting for them left the consumer idle for a whole workflow round trip per fetch. The fetch position moves on (resolveOffset); the committed
+ * offset does not, and kafkajs commits nothing by itself (the worker runs it with autoCommit off).
  */
 export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: ChunkOutcome) => void) {
   return async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
-    const stillOurs = () => isRunning() && !isStale();
+    const generation = deps.generation();
+    const owned = () => isRunning() && !isStale() && deps.generation() === generation;
+    // A chunk not yet started when the consumer stops is left to the next owner.
+    const wanted = () => owned() && !deps.stopping();
     const receivedAt = Date.now();
-    const ends = chunkEnds(batch.messages.map((m) => eventBytes(m.value)), deps.batchSize, deps.batchMaxBytes);
-    for (let i = 0, start = 0; i < ends.length; start = ends[i]!, i++) {
-      if (!stillOurs()) return;
-      const chunk = batch.messages.slice(start, ends[i]);
-      const outcome = await untilDone(deps.logger, heartbeat, stillOurs, () => processChunk(deps, batch.topic, batch.partition, chunk, receivedAt));
-      // Stopped or lost the partition before the effect was secured: leave the offsets alone;
-      // whoever owns the partition next starts from the last committed one.
-      if (outcome === undefined) return;
-      resolveOffset(outcome.lastOffset);
+    const partitionKey = `${batch.topic}|${batch.partition}`;
+    const previousFetch = deps.sequence.committed(partitionKey, generation);
+    const commit = async (outcome: ChunkOutcome) => {
+      // Applied, but no longer ours: the next owner redelivers from the committed offset.
+      if (!owned()) return;
+      const offset = (BigInt(outcome.lastOffset) + 1n).toString();
       try {
-        await commitOffsetsIfNecessary();
+        await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset }] }] });
       } catch (err) {
-        // The effects are already durable; an uncommitted offset only means a harmless
-        // redelivery. A rebalance is the usual cause, so give the partition back.
-        deps.logger.warn({ err: (err as Error).message, partition: batch.partition }, 'offset commit failed; the chunk will be redelivered and deduplicated');
+        // The effects are already durable; the next chunk's commit covers this one, and a crash
+        // before it only means a redelivery that the inbox absorbs. Usually a rebalance.
+        deps.logger.warn({ err: (err as Error).message, partition: batch.partition }, 'offset commit failed; a later commit or a redelivery covers the chunk');
         return;
       }
-      onChunk?.(outcome);
-      await heartbeat().catch(() => undefined);
-    }
+      onChunk?.({ ...outcome, highWatermark: batch.highWatermark });
+    };
+    const ends = chunkEnds(batch.messages.map((m) => eventBytes(m.value)), deps.batchSize, deps.batchMaxBytes);
+    await whileHeartbeating(heartbeat, async () => {
+      for (let i = 0, start = 0; i < ends.length; start = ends[i]!, i++) {
+        const messages = batch.messages.slice(start, ends[i]);
+        const chunk = await untilDone(deps.logger, wanted, () => prepareChunk(deps, batch.topic, batch.partition, messages, receivedAt));
+        if (chunk === undefined) return;
+        const apply = () => (wanted() ? untilDone(deps.logger, owned, () => applyChunk(deps, chunk)) : Promise.resolve(undefined));
+        deps.sequence.add(partitionKey, generation, apply, commit);
+        resolveOffset(messages[messages.length - 1]!.offset);
+      }
+      // A large fetch (a backlog) returns once the previous one is applied, so that kafkajs
+      // fetches the next while this one flies; a small one (low load) is applied first.
+      await (batch.messages.length >= deps.fetchAheadMinEvents ? previousFetch : deps.sequence.committed(partitionKey, generation));
+    });
   };
 }
 
-async function processChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[], receivedAt: number): Promise<ChunkOutcome> {
+/** A chunk validated, its bad events parked and its unknown types counted: what is left to apply. */
+interface PreparedChunk {
+  events: ChunkEvents;
+  outcome: ChunkOutcome;
+}
+
+/** Hands the chunk's valid events to the coalescer; resolves once they are applied. */
+async function applyChunk(deps: BatchHandlerDeps, { events, outcome }: PreparedChunk): Promise<ChunkOutcome> {
+  if (events.eventIds.length === 0) return outcome;
+  const report = await deps.coalescer.submit(events);
+  return { ...outcome, workflowId: report.workflowId };
+}
+
+async function prepareChunk(deps: BatchHandlerDeps, topic: string, partition: number, chunk: KafkaMessage[], receivedAt: number): Promise<PreparedChunk> {
   const firstOffset = chunk[0]!.offset;
   const lastOffset = chunk[chunk.length - 1]!.offset;
   const events: ChunkEvents = { topic, partition, firstOffset, lastOffset, eventIds: [], eventTypes: [], offsets: [], data: [], payloadHashes: [], traceparents: [], bytes: 0, receivedAt };
@@ -177,10 +220,8 @@ async function processChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     deps.logger.info({ topic, partition, skipped: Object.fromEntries(skipped) }, 'skipped events of types no handler knows');
   }
 
-  let workflowId: string | undefined;
-  if (events.eventIds.length > 0) workflowId = (await deps.coalescer.submit(events)).workflowId;
   const skippedCount = [...skipped.values()].reduce((a, b) => a + b, 0);
-  return { topic, partition, firstOffset, lastOffset, valid: events.eventIds.length, parked: invalid.length + unknownTypes.length, skipped: skippedCount, workflowId };
+  return { events, outcome: { topic, partition, firstOffset, lastOffset, valid: events.eventIds.length, parked: invalid.length + unknownTypes.length, skipped: skippedCount } };
 }
 
 /**
@@ -224,26 +265,34 @@ function original(topic: string, message: KafkaMessage): DeadLetterOriginal {
 const KEEPALIVE_HEARTBEAT_MS = 1_000;
 
 /**
- * Retries transient failures (Temporal or PostgreSQL unreachable) for as long as we own the
- * partition. Heartbeats the whole time — while an attempt is pending too, not only between
- * attempts: one attempt can wait far longer than the session timeout (an apply workflow retrying
- * through a PostgreSQL outage), and a member that falls silent is evicted and its partitions
- * rebalanced, again and again for as long as the outage lasts. Returns undefined when we stopped
- * owning the partition; the work is then redone by the next owner.
+ * Runs `work` while heartbeating the group — the whole time, not only between steps: a chunk can
+ * wait far longer than the session timeout (an apply workflow retrying through a PostgreSQL
+ * outage), and a member that falls silent is evicted and its partitions rebalanced, again and
+ * again for as long as the outage lasts.
  */
-async function untilDone<T>(logger: Logger, heartbeat: () => Promise<void>, stillOurs: () => boolean, work: () => Promise<T>): Promise<T | undefined> {
+async function whileHeartbeating<T>(heartbeat: () => Promise<void>, work: () => Promise<T>): Promise<T> {
   const keepalive = setInterval(() => void heartbeat().catch(() => undefined), KEEPALIVE_HEARTBEAT_MS);
   try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await work();
-      } catch (err) {
-        logger.warn({ err: (err as Error).message, attempt }, 'applying a chunk failed; retrying');
-        await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
-        if (!stillOurs()) return undefined;
-      }
-    }
+    return await work();
   } finally {
     clearInterval(keepalive);
+    await heartbeat().catch(() => undefined);
+  }
+}
+
+/**
+ * Retries transient failures (Temporal or PostgreSQL unreachable) for as long as `goOn` holds
+ * (we own the partition). Returns undefined when it stopped holding; the work is then redone by
+ * the next owner.
+ */
+async function untilDone<T>(logger: Logger, goOn: () => boolean, work: () => Promise<T>): Promise<T | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      logger.warn({ err: (err as Error).message, attempt }, 'handling a chunk failed; retrying');
+      await sleep(RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!);
+      if (!goOn()) return undefined;
+    }
   }
 }

@@ -17,16 +17,20 @@ export function startConsumerSamplers(pool: Pool, config: Config, logger: Logger
 }
 
 /**
- * Wraps the kafkajs batch handler to record each partition's lag: on arrival everything from
- * the batch's first offset to the partition's end waits; once the handler returns (the batch
- * credited and committed), what remains after its last offset.
+ * Wraps the kafkajs batch handler to record each partition's lag on arrival: everything from the
+ * batch's first offset to the partition's end waits. What remains once a chunk is committed is
+ * recorded by recordCommittedLag.
  */
 export function withLagMetrics(eachBatch: (payload: EachBatchPayload) => Promise<void>) {
   return async (payload: EachBatchPayload): Promise<void> => {
     const { batch } = payload;
-    const labels = { topic: batch.topic, partition: String(batch.partition) };
-    if (!batch.isEmpty()) consumerLag.set(labels, Math.max(0, Number(batch.highWatermark) - Number(batch.firstOffset())));
+    if (!batch.isEmpty()) consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, Number(batch.highWatermark) - Number(batch.firstOffset())));
     await eachBatch(payload);
-    consumerLag.set(labels, Math.max(0, Number(batch.offsetLag())));
   };
+}
+
+/** A chunk was applied and its offset committed: what is left after it, as of its fetch. */
+export function recordCommittedLag(chunk: { topic: string; partition: number; lastOffset: string; highWatermark?: string }): void {
+  if (chunk.highWatermark === undefined) return;
+  consumerLag.set({ topic: chunk.topic, partition: String(chunk.partition) }, Math.max(0, Number(chunk.highWatermark) - Number(chunk.lastOffset) - 1));
 }

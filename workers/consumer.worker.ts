@@ -11,13 +11,14 @@ import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch'
 import { startDeadLetterSweep } from '../inbox/dead-letter-sweep';
 import type { DeadLetterTarget } from '../inbox/deliver-dead-letters';
 import { EventCoalescer } from '../inbox/event-coalescer';
+import { PartitionSequence } from '../inbox/partition-sequence';
 import { HandlerRegistry, type AnyEventHandler } from '../inbox/handler';
 import { createKafka } from '../kafka/client';
 import { createDeadLetterProducer } from '../kafka/dead-letter-producer';
 import { assertRedeliveryHorizon, watchRedeliveryHorizon, type RedeliveryHorizonError } from '../kafka/guard-redelivery-horizon';
 import { ensureTopics, topicsForEventTypes } from '../kafka/topics';
 import { exampleHandlers } from './example-handlers';
-import { startConsumerSamplers, withLagMetrics } from '../observability/consumer-samplers';
+import { recordCommittedLag, startConsumerSamplers, withLagMetrics } from '../observability/consumer-samplers';
 import { startWorkerObservability } from '../observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
@@ -100,7 +101,11 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       maxBytes: config.consumer.fetchMaxBytes,
       maxWaitTimeInMs: config.consumer.fetchMaxWaitMs,
     });
+    // Each join is a new generation: chunks handed out before it are neither retried nor
+    // committed by this process any more (inbox/consume-batch.ts).
+    let generation = 0;
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      generation += 1;
       logger.info({ pid: process.pid, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
     });
     let consumerDead = false;
@@ -127,6 +132,8 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       windowMs: config.consumer.coalesceWindowMs,
       onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch applied'),
     });
+    const sequence = new PartitionSequence();
+    let stopping = false;
     const eachBatch = createBatchHandler(
       {
         pool,
@@ -138,15 +145,22 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
         inboxName: config.consumer.inboxName,
         batchSize: config.consumer.batchSize,
         batchMaxBytes: config.consumer.batchMaxBytes,
+        fetchAheadMinEvents: config.consumer.fetchAheadMinEvents,
+        sequence,
+        generation: () => generation,
+        stopping: () => stopping,
       },
-      (o) => logger.debug({ pid: process.pid, ...o }, 'chunk committed'),
+      (chunk) => {
+        recordCommittedLag(chunk);
+        logger.debug({ pid: process.pid, ...chunk }, 'chunk committed');
+      },
     );
     await consumer.run({
-      // Offsets are resolved by hand, only after a chunk's credits are durable; kafkajs then
-      // commits exactly those (threshold 1 = commit on every resolved chunk).
+      // The batch handler moves the fetch position itself (resolveOffset, when a chunk is handed
+      // out) and commits each chunk's offset itself, once the chunk is applied: kafkajs must
+      // never commit a resolved offset on its own.
       eachBatchAutoResolve: false,
-      autoCommit: true,
-      autoCommitThreshold: 1,
+      autoCommit: false,
       partitionsConsumedConcurrently: partitions,
       eachBatch: withLagMetrics(eachBatch),
     });
@@ -158,9 +172,19 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       void consumer!.disconnect().finally(stopWorker);
     });
     const stop = () => {
-      logger.info('stopping: leaving the consumer group, then draining the Temporal worker');
-      // In this order: a batch still in flight needs the worker to finish its workflow.
-      void consumer!.disconnect().finally(stopWorker);
+      logger.info('stopping: finishing the chunks being applied, leaving the consumer group, then draining the Temporal worker');
+      // In this order: nothing new is fetched or started; the chunks being applied finish (on
+      // this worker) and are committed while we are still in the group, so the next owner does
+      // not get them again; then the group, then the worker.
+      stopping = true;
+      try {
+        consumer!.pause(topics.map((topic) => ({ topic })));
+      } catch (err) {
+        logger.warn({ err: (err as Error).message }, 'could not pause the consumer before stopping');
+      }
+      void drainWithin(sequence, config.consumer.rebalanceTimeoutMs)
+        .then(() => consumer!.disconnect())
+        .finally(stopWorker);
     };
     if (options.signal) {
       if (options.signal.aborted) stop();
@@ -186,6 +210,14 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     await connection.close().catch(() => undefined);
     await pool.end().catch(() => undefined);
   }
+}
+
+/** A stop waits for the chunks in flight, but not for ever: PostgreSQL may be down. */
+async function drainWithin(sequence: PartitionSequence, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  await Promise.race([sequence.drain(), timeout]);
+  clearTimeout(timer);
 }
 
 if (require.main === module) runWorkerMain('consumer worker', (config) => runConsumerWorker(config, { handlers: exampleHandlers(config) }));
