@@ -150,8 +150,12 @@ const settings = z.object({
    */
   CONSUMER_BATCH_MAX_BYTES: positiveInt.min(16 * 1024).max(1_500_000).default(1_000_000),
   CONSUMER_MAX_CREDIT_AMOUNT: positiveInt.max(Number.MAX_SAFE_INTEGER).default(100_000_000_000),
-  /** Credit workflows one consumer process runs at once; more only start when a full batch waits. */
-  CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(3),
+  /**
+   * Credit workflows one consumer process runs at once; more only start when a full batch waits
+   * (so never at low load). 4, not 3, since fetching ahead fills them: docs/consumer.md, "Fetching
+   * ahead again".
+   */
+  CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(4),
   /**
    * A partition's fetch of at least this many events lets kafkajs fetch again while it is applied
    * (docs/consumer.md, "Fetching ahead"); a smaller one is applied before the next fetch, as
