@@ -105,8 +105,9 @@ async function startAndWait(client: Client, taskQueue: string, workflowId: strin
  * For a large fetch (CONSUMER_FETCH_AHEAD_MIN_EVENTS), the handler returns once this fetch's
  * chunks are validated and the partition's chunks of the previous fetch are applied, without
  * waiting for this fetch's own: kafkajs fetches again only when every partition's handler has
- * returned, so waiting for them left the consumer idle for a whole workflow round trip per fetch. The fetch position moves on (resolveOffset); the committed
- * offset does not, and kafkajs commits nothing by itself (the worker runs it with autoCommit off).
+ * returned, so waiting for them left the consumer idle for a whole workflow round trip per
+ * fetch. The fetch position moves on (resolveOffset); the committed offset does not, and kafkajs
+ * commits nothing by itself (the worker runs it with autoCommit off).
  */
 export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: ChunkOutcome) => void) {
   return async function eachBatch(payload: EachBatchPayload): Promise<void> {
