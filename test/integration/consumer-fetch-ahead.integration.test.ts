@@ -3,6 +3,7 @@ import { loadConfig, type Config } from '../../config/env';
 import { HEADERS } from '../../kafka/message-format';
 import { defineHandler } from '../../inbox/handler';
 import { runConsumerWorker } from '../../workers/consumer.worker';
+import { consumerEnv } from '../../testkit/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../../testkit/database';
 import { uniqueName } from '../../testkit/ids';
 import { createTestTopic, testKafka } from '../../testkit/kafka';
@@ -60,22 +61,23 @@ describe('consumer: fetching ahead while a chunk is applied, in order per partit
   before(async () => {
     db = await createTestDatabase();
     topic = await createTestTopic(2);
-    config = loadConfig({
-      ...process.env,
-      DATABASE_URL: db.url,
-      KAFKA_TOPIC: topic.topic,
-      KAFKA_PARTITIONS: '2',
-      KAFKA_DEAD_LETTER_TOPIC: `${topic.topic}.dlq`,
-      CONSUMER_TASK_QUEUE: uniqueName('fetch-ahead'),
-      CONSUMER_GROUP: uniqueName('fetch-ahead-group'),
-      INBOX_CONSUMER: 'fetch-ahead',
-      // Chunks of 5 events: a full batch, so it flies beside the held one.
-      CONSUMER_BATCH_SIZE: '5',
-      // Fetch ahead of every fetch, however small (the default does so from 1,000 events on).
-      CONSUMER_FETCH_AHEAD_MIN_EVENTS: '0',
-      METRICS_PORT_BASE: '0',
-      LOG_LEVEL: 'warn',
+    const env = consumerEnv({
+      databaseUrl: db.url,
+      topic: topic.topic,
+      group: uniqueName('fetch-ahead-group'),
+      taskQueue: uniqueName('fetch-ahead'),
+      partitions: 2,
+      extra: {
+        INBOX_CONSUMER: 'fetch-ahead',
+        // Chunks of 5 events: a full batch, so it flies beside the held one.
+        CONSUMER_BATCH_SIZE: '5',
+        // Fetch ahead of every fetch, however small (the default does so from 1,000 events on).
+        CONSUMER_FETCH_AHEAD_MIN_EVENTS: '0',
+        METRICS_PORT_BASE: '0',
+        LOG_LEVEL: 'warn',
+      },
     });
+    config = loadConfig({ ...process.env, ...env });
     worker = runConsumerWorker(config, { handlers: [handler], signal: stop.signal });
     worker.catch(() => undefined);
   });
