@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Client } from '@temporalio/client';
 import type { Consumer, Producer } from 'kafkajs';
@@ -182,7 +183,8 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       } catch (err) {
         logger.warn({ err: (err as Error).message }, 'could not pause the consumer before stopping');
       }
-      void drainWithin(sequence, config.consumer.rebalanceTimeoutMs)
+      // Not for ever: PostgreSQL may be down (an unreferenced timer does not hold the process).
+      void Promise.race([sequence.drain(), sleep(config.consumer.rebalanceTimeoutMs, undefined, { ref: false })])
         .then(() => consumer!.disconnect())
         .finally(stopWorker);
     };
@@ -210,14 +212,6 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     await connection.close().catch(() => undefined);
     await pool.end().catch(() => undefined);
   }
-}
-
-/** A stop waits for the chunks in flight, but not for ever: PostgreSQL may be down. */
-async function drainWithin(sequence: PartitionSequence, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  await Promise.race([sequence.drain(), timeout]);
-  clearTimeout(timer);
 }
 
 if (require.main === module) runWorkerMain('consumer worker', (config) => runConsumerWorker(config, { handlers: exampleHandlers(config) }));

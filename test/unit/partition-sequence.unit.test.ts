@@ -22,14 +22,17 @@ function pendingChunk(offset: string) {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A commit that records what it committed, in order. */
+const recordInto = (committed: string[], prefix = '') => async (outcome: string) => void committed.push(prefix + outcome);
+
 describe('partition sequence', () => {
   it("a partition's next chunk starts only once the one before it is applied, and commits after it", async () => {
     const sequence = new PartitionSequence();
     const committed: string[] = [];
     const first = pendingChunk('99');
     const second = pendingChunk('199');
-    sequence.add('t|0', 1, first.apply, async (o) => void committed.push(o));
-    const tail = sequence.add('t|0', 1, second.apply, async (o) => void committed.push(o));
+    sequence.add('t|0', 1, first.apply, recordInto(committed));
+    const tail = sequence.add('t|0', 1, second.apply, recordInto(committed));
     await turn();
     assert.equal(first.started, true);
     assert.equal(second.started, false, 'two chunks of one partition must not be applied at once');
@@ -47,8 +50,8 @@ describe('partition sequence', () => {
     const committed: string[] = [];
     const slow = pendingChunk('5');
     const fast = pendingChunk('7');
-    sequence.add('t|0', 1, slow.apply, async (o) => void committed.push(`p0:${o}`));
-    const fastTail = sequence.add('t|1', 1, fast.apply, async (o) => void committed.push(`p1:${o}`));
+    sequence.add('t|0', 1, slow.apply, recordInto(committed, 'p0:'));
+    const fastTail = sequence.add('t|1', 1, fast.apply, recordInto(committed, 'p1:'));
     await turn();
     assert.equal(fast.started, true);
     fast.finish();
@@ -64,15 +67,15 @@ describe('partition sequence', () => {
     const committed: string[] = [];
     const lost = pendingChunk('10');
     const after = pendingChunk('20');
-    sequence.add('t|0', 1, lost.apply, async (o) => void committed.push(o));
-    const tail = sequence.add('t|0', 1, after.apply, async (o) => void committed.push(o));
+    sequence.add('t|0', 1, lost.apply, recordInto(committed));
+    const tail = sequence.add('t|0', 1, after.apply, recordInto(committed));
     lost.abandon();
     assert.equal(await tail, false);
     assert.equal(after.started, false, 'a chunk after an abandoned one is not applied');
-    assert.equal(committed.length, 0, "nothing committed");
+    assert.equal(committed.length, 0, 'nothing committed');
     assert.equal(await sequence.committed('t|0', 1), false, 'later chunks of generation 1 stay blocked');
     const rejoined = pendingChunk('10');
-    const fresh = sequence.add('t|0', 2, rejoined.apply, async (o) => void committed.push(o));
+    const fresh = sequence.add('t|0', 2, rejoined.apply, recordInto(committed));
     await turn();
     assert.equal(rejoined.started, true, 'generation 2 does not wait for generation 1');
     rejoined.finish();
@@ -88,7 +91,7 @@ describe('partition sequence', () => {
     sequence.add('t|0', 1, first.apply, async () => {
       // The caller logs a refused commit and returns: the chunk stays applied.
     });
-    const tail = sequence.add('t|0', 1, second.apply, async (o) => void committed.push(o));
+    const tail = sequence.add('t|0', 1, second.apply, recordInto(committed));
     first.finish();
     await turn();
     second.finish();
