@@ -1,10 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../app/child-processes';
 import { waitForPollers } from '../app/wait-for-workers';
-import { loadConfig } from '../config/env';
+import { loadConfig, PROJECT_ROOT } from '../config/env';
 import { createKafka } from '../kafka/client';
 import { startRelays } from '../outbox/relay-control';
 import { ensureRetentionSchedule } from '../retention/schedule';
@@ -18,8 +19,8 @@ import { procStatusKiB, summariseRss, type RssSample } from '../testkit/process-
 
 // Memory soak: do the three production workers (relay, consumer, retention) stay within the
 // BRIEF's 250 MB RSS each under full load, for BENCH_MINUTES (30) at the default settings?
-// Each worker runs as its own process with the flags and settings `npm start` gives it
-// (workers/node-args.ts, config/env.ts defaults). The load is closed-loop, as fast as the
+// Each worker runs as its own process with the flags, environment and settings every worker
+// gets (workers/node-args.ts, config/env.ts defaults). The load is closed-loop, as fast as the
 // pipeline drains it: a producer commits outbox rows (2,000 per transaction, one account credit
 // of 1 each) whenever fewer than BENCH_IN_FLIGHT (40,000) committed events are not yet credited,
 // so the relay and the consumer never run dry and the backlog never grows without bound. The
@@ -29,6 +30,10 @@ import { procStatusKiB, summariseRss, type RssSample } from '../testkit/process-
 // sampled. At the end the producer stops, the pipeline drains, and the run proves it worked:
 // events committed = messages on the topic = inbox rows = sum of the balances.
 //   npm run bench:memory-soak           (30 minutes; BENCH_MINUTES=2 for a quick look)
+// The workers run as the installed package runs them: compiled JavaScript, built first with
+// `npm run build` (dist/workers/*.worker.js, docs/adopting.md). BENCH_WORKERS_FROM=source runs the
+// TypeScript through tsx instead, as `npm start` does: its require hook and the source maps it
+// keeps cost each worker memory of its own (docs/relay.md, "Memory of the three workers").
 // For diagnosis: BENCH_<RELAY|CONSUMER|RETENTION>_NODE_ARGS adds Node flags to that worker, and
 // BENCH_RESULT_NAME saves under another name so a diagnostic run never replaces the real figures.
 
@@ -40,6 +45,8 @@ const ACCOUNTS = 1_000;
 const DRAIN_TIMEOUT_MS = 10 * 60_000;
 const resultName = process.env.BENCH_RESULT_NAME ?? 'memory-soak';
 const WORKERS: WorkerName[] = ['relay', 'consumer', 'retention'];
+const FROM_SOURCE = process.env.BENCH_WORKERS_FROM === 'source';
+const entryFile = (w: WorkerName) => (FROM_SOURCE ? `workers/${w}.worker.ts` : `dist/workers/${w}.worker.js`);
 const extraNodeArgs = (w: WorkerName) => (process.env[`BENCH_${w.toUpperCase()}_NODE_ARGS`] ?? '').split(' ').filter(Boolean);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MB = (kib: number) => +((kib * 1024) / 1e6).toFixed(1);
@@ -66,12 +73,15 @@ async function main() {
     RETENTION_INTERVAL: '1m',
     RETENTION_WINDOW_MS: '60000',
     LOG_LEVEL: 'warn',
+    // Compiled workers live under dist/, whose parent is not the project: the local stack's cache
+    // (its generated PostgreSQL logins) is named explicitly.
+    OUTBOX_CACHE_DIR: base.local.cacheDir,
   };
   const config = loadConfig(env);
   await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
   const logDir = path.join(config.local.cacheDir, 'logs', `bench-memory-soak-${suffix}`);
-  const entries: Record<WorkerName, string> = { relay: 'workers/relay.worker.ts', consumer: 'workers/consumer.worker.ts', retention: 'workers/retention.worker.ts' };
-  const workers = WORKERS.map((w) => ({ name: w, child: startChildWorker(`${w}-worker`, entries[w], logDir, env, [...WORKER_NODE_ARGS[w], ...extraNodeArgs(w)]) }));
+  if (!FROM_SOURCE) execFileSync('npm', ['run', '--silent', 'build'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
+  const workers = WORKERS.map((w) => ({ name: w, child: startChildWorker(`${w}-worker`, path.join(PROJECT_ROOT, entryFile(w)), logDir, env, [...WORKER_NODE_ARGS[w], ...extraNodeArgs(w)]) }));
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const kafka = createKafka(config, `bench-memory-soak-${process.pid}`);
@@ -186,6 +196,8 @@ async function main() {
         consumerBatchSize: config.consumer.batchSize,
         kafkaPartitions: config.kafka.partitions,
         retention: { interval: config.retention.interval, windowMs: config.retention.windowMs, note: 'the defaults are 10m and 24 h; shortened so retention deletes throughout the run' },
+        workers: FROM_SOURCE ? 'TypeScript sources through tsx (BENCH_WORKERS_FROM=source)' : 'compiled JavaScript, as the installed package runs them (npm run build, dist/workers)',
+        workerEntries: Object.fromEntries(WORKERS.map((w) => [w, entryFile(w)])),
         workerNodeArgs: Object.fromEntries(WORKERS.map((w) => [w, [...WORKER_NODE_ARGS[w], ...extraNodeArgs(w)]])),
         workerEnv: WORKER_ENV,
         loadAverageAtStart: loadAtStart,

@@ -11,7 +11,7 @@ import { startRelays } from '../outbox/relay-control';
 import { readAppendTimes, readFlights, runLatency, type RunLatency } from './support/pipeline-stages';
 import { median, saveBenchmark } from './support/report';
 import { createTestDatabase } from '../testkit/database';
-import { WORKER_NODE_ARGS } from '../workers/node-args';
+import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
 
 // The whole pipeline's latency, end to end: outbox commit → relay → Kafka → consumer → balance
 // credited, at 1,000 events/s offered, with a relay worker and a consumer worker as real
@@ -73,6 +73,8 @@ async function main() {
   const suffix = crypto.randomBytes(3).toString('hex');
   const env = {
     ...process.env,
+    // The workers' malloc settings, as every way of starting them sets (workers/node-args.ts).
+    ...WORKER_ENV,
     DATABASE_URL: db.url,
     KAFKA_TOPIC: `bench-pipeline-${suffix}`,
     KAFKA_DEAD_LETTER_TOPIC: `bench-pipeline-${suffix}.dlq`,

@@ -12,7 +12,7 @@ import { createKafka } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
 import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../outbox/queries/fetch-pending-ids';
 import { startRelays } from '../outbox/relay-control';
-import { WORKER_NODE_ARGS } from '../workers/node-args';
+import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
 import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { startInProcessRelay, type InProcessRelay } from '../testkit/relay-harness';
 import { median, percentile, saveBenchmark } from './support/report';
@@ -114,6 +114,8 @@ async function openLane(mode: Mode, base: Config, kafka: Kafka, temporal: Tempor
   const topic = (await createTestTopic(6, { prefix: `bench-vacuum-${mode}`, logAppendTime: true, kafka })).topic;
   const env = {
     ...process.env,
+    // The workers' malloc settings, as every way of starting them sets (workers/node-args.ts).
+    ...WORKER_ENV,
     DATABASE_URL: db.url,
     KAFKA_TOPIC: topic,
     KAFKA_DEAD_LETTER_TOPIC: `${topic}.dlq`,

@@ -24,12 +24,22 @@ export const WORKER_NODE_ARGS = {
 
 /**
  * Environment each worker process starts with, beside its Node flags (glibc reads it only at
- * process start, so it cannot be set from inside). `MALLOC_ARENA_MAX=2`: glibc gives each thread
- * that allocates its own malloc arena, up to 8 per core, and keeps what they once held. A worker
- * has many such threads (libuv's pool, V8's, the SDK's native core, the workflow thread), and the
- * native memory beside the V8 heaps (≈ 80 MiB in the consumer at full load) is mostly that. Two
- * arenas, measured at full load (`npm run bench:memory-soak`, 2-minute runs, 2026-12-03, before
- * the other changes here): relay 325 → 279 MB peak RSS, consumer 370 → 341 MB, retention
- * levelled 225 → 190 MB; credited events per second not lower (3,467 → 4,283/s).
+ * process start, so it cannot be set from inside).
+ *
+ * - `MALLOC_ARENA_MAX=2`: glibc gives each thread that allocates its own malloc arena, up to 8 per
+ *   core, and keeps what they once held. A worker has many such threads (libuv's pool, V8's, the
+ *   SDK's native core, the workflow thread), and the native memory beside the V8 heaps (≈ 80 MiB
+ *   in the consumer at full load) is mostly that. Two arenas, measured at full load
+ *   (`npm run bench:memory-soak`, 2-minute runs, 2026-12-03, before the other changes here): relay
+ *   325 → 279 MB peak RSS, consumer 370 → 341 MB, retention levelled 225 → 190 MB; credited events
+ *   per second not lower (3,467 → 4,283/s).
+ * - `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` at 128 KiB: glibc serves blocks of at
+ *   least 128 KiB with mmap and unmaps them when freed, but after the first such free it raises
+ *   that threshold up to the block's size, so from then on a fetch's few MiB (kafkajs's response
+ *   buffers, pg's result buffers) come from the arenas, which keep the pages after free. Setting
+ *   the threshold fixes it at the default; the trim threshold gives freed arena tops back at the
+ *   same size. Measured in `npm run bench:consumer` quick runs (`BENCH_SECONDS=5`, alternated,
+ *   2026-12-05): worker peak RSS 255–265 against 280–289 MiB, credits per second the same
+ *   (31,487–33,422 against 30,369–33,186).
  */
-export const WORKER_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+export const WORKER_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' };
