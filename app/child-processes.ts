@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { WorkerEntry } from '../api';
 
 export interface ChildWorker {
   name: string;
@@ -25,6 +26,14 @@ export function startChildWorker(name: string, entry: string, logDir: string, en
   });
   fs.closeSync(out);
   return { name, process: child, logFile };
+}
+
+/**
+ * Starts one of the three workers as `workerEntry` describes it (its file, Node flags and
+ * environment), as a supervisor would; `extraNodeArgs` come after its own flags, so they win.
+ */
+export function startWorkerEntry(name: string, entry: WorkerEntry, logDir: string, env: NodeJS.ProcessEnv = process.env, extraNodeArgs: string[] = []): ChildWorker {
+  return startChildWorker(name, entry.file, logDir, { ...env, ...entry.env }, [...entry.nodeArgs, ...extraNodeArgs]);
 }
 
 /** SIGTERM (workers drain their current activity), then SIGKILL after the grace period. */

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startChildWorker, stopChildWorkers, type ChildWorker } from '../app/child-processes';
+import { startWorkerEntry, stopChildWorkers, type ChildWorker } from '../app/child-processes';
 import { waitForPollers } from '../app/wait-for-workers';
 import { loadConfig, PROJECT_ROOT } from '../config/env';
 import { createKafka } from '../kafka/client';
@@ -11,8 +11,7 @@ import { startRelays } from '../outbox/relay-control';
 import { ensureRetentionSchedule } from '../retention/schedule';
 import { deleteTopics } from '../testkit/kafka';
 import { createTestDatabase } from '../testkit/database';
-import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
-import type { WorkerName } from '../workers/entries';
+import { workerEntry, type WorkerEntry, type WorkerName } from '../workers/entries';
 import { commandLine, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
 import { procStatusKiB, summariseRss, type RssSample } from '../testkit/process-memory';
@@ -46,11 +45,22 @@ const DRAIN_TIMEOUT_MS = 10 * 60_000;
 const resultName = process.env.BENCH_RESULT_NAME ?? 'memory-soak';
 const WORKERS: WorkerName[] = ['relay', 'consumer', 'retention'];
 const FROM_SOURCE = process.env.BENCH_WORKERS_FROM === 'source';
-const entryFile = (w: WorkerName) => (FROM_SOURCE ? `workers/${w}.worker.ts` : `dist/workers/${w}.worker.js`);
 const extraNodeArgs = (w: WorkerName) => (process.env[`BENCH_${w.toUpperCase()}_NODE_ARGS`] ?? '').split(' ').filter(Boolean);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MB = (kib: number) => +((kib * 1024) / 1e6).toFixed(1);
 const MiB = (kib: number) => +(kib / 1024).toFixed(1);
+
+/**
+ * The entries a supervisor gets from `workerEntry`: this checkout's TypeScript (through tsx) with
+ * BENCH_WORKERS_FROM=source, else the compiled package's, built first (`npm run build`) and asked
+ * through its own dist/workers/entries.js, exactly as a package user's supervisor would.
+ */
+async function workerEntries(): Promise<(w: WorkerName) => WorkerEntry> {
+  if (FROM_SOURCE) return workerEntry;
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
+  const compiled = (await import(path.join(PROJECT_ROOT, 'dist', 'workers', 'entries.js'))) as typeof import('../workers/entries');
+  return compiled.workerEntry;
+}
 
 async function main() {
   const base = loadConfig();
@@ -60,7 +70,6 @@ async function main() {
   const topic = `bench-memory-soak-${suffix}`;
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
-    ...WORKER_ENV,
     DATABASE_URL: db.url,
     KAFKA_TOPIC: topic,
     KAFKA_DEAD_LETTER_TOPIC: `${topic}.dlq`,
@@ -80,8 +89,9 @@ async function main() {
   const config = loadConfig(env);
   await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
   const logDir = path.join(config.local.cacheDir, 'logs', `bench-memory-soak-${suffix}`);
-  if (!FROM_SOURCE) execFileSync('npm', ['run', '--silent', 'build'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
-  const workers = WORKERS.map((w) => ({ name: w, child: startChildWorker(`${w}-worker`, path.join(PROJECT_ROOT, entryFile(w)), logDir, env, [...WORKER_NODE_ARGS[w], ...extraNodeArgs(w)]) }));
+  const entryOf = await workerEntries();
+  const entries = Object.fromEntries(WORKERS.map((w) => [w, entryOf(w)])) as Record<WorkerName, WorkerEntry>;
+  const workers = WORKERS.map((w) => ({ name: w, child: startWorkerEntry(`${w}-worker`, entries[w], logDir, env, extraNodeArgs(w)) }));
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const kafka = createKafka(config, `bench-memory-soak-${process.pid}`);
@@ -197,9 +207,9 @@ async function main() {
         kafkaPartitions: config.kafka.partitions,
         retention: { interval: config.retention.interval, windowMs: config.retention.windowMs, note: 'the defaults are 10m and 24 h; shortened so retention deletes throughout the run' },
         workers: FROM_SOURCE ? 'TypeScript sources through tsx (BENCH_WORKERS_FROM=source)' : 'compiled JavaScript, as the installed package runs them (npm run build, dist/workers)',
-        workerEntries: Object.fromEntries(WORKERS.map((w) => [w, entryFile(w)])),
-        workerNodeArgs: Object.fromEntries(WORKERS.map((w) => [w, [...WORKER_NODE_ARGS[w], ...extraNodeArgs(w)]])),
-        workerEnv: WORKER_ENV,
+        workerEntries: Object.fromEntries(WORKERS.map((w) => [w, path.relative(PROJECT_ROOT, entries[w].file)])),
+        workerNodeArgs: Object.fromEntries(WORKERS.map((w) => [w, [...entries[w].nodeArgs, ...extraNodeArgs(w)]])),
+        workerEnv: entries.consumer.env,
         loadAverageAtStart: loadAtStart,
         loadAverageAtEnd: loadAtEnd,
         target: 'each worker ≤ 250 MB (10^6 bytes) RSS; MiB beside it',

@@ -2,16 +2,17 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startChildWorker, stopChildWorkers, type ChildWorker } from '../app/child-processes';
+import { startWorkerEntry, stopChildWorkers, type ChildWorker } from '../app/child-processes';
 import { waitForPollers } from '../app/wait-for-workers';
 import { loadConfig } from '../config/env';
 import { createKafka } from '../kafka/client';
 import { ensureTopics, topicConfigEntries } from '../kafka/topics';
 import { startRelays } from '../outbox/relay-control';
 import { readAppendTimes, readFlights, runLatency, type RunLatency } from './support/pipeline-stages';
+import { measureCpu, microsPerEvent, postmasterPidOf } from './support/cpu-usage';
 import { median, saveBenchmark } from './support/report';
 import { createTestDatabase } from '../testkit/database';
-import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
+import { workerEntry } from '../workers/entries';
 
 // The whole pipeline's latency, end to end: outbox commit → relay → Kafka → consumer → balance
 // credited, at 1,000 events/s offered, with a relay worker and a consumer worker as real
@@ -62,6 +63,9 @@ interface RunRecord {
   startedAt: number;
   endedAt: number;
   loadAverage: number[];
+  /** CPU µs per event by process during the run (its events produced, then drained). */
+  cpuMicrosPerEvent: Record<string, number>;
+  coresBusy: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -73,8 +77,6 @@ async function main() {
   const suffix = crypto.randomBytes(3).toString('hex');
   const env = {
     ...process.env,
-    // The workers' malloc settings, as every way of starting them sets (workers/node-args.ts).
-    ...WORKER_ENV,
     DATABASE_URL: db.url,
     KAFKA_TOPIC: `bench-pipeline-${suffix}`,
     KAFKA_DEAD_LETTER_TOPIC: `bench-pipeline-${suffix}.dlq`,
@@ -105,11 +107,11 @@ async function main() {
   await ensureTopics(kafka, config);
   await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
   const logDir = path.join(config.local.cacheDir, 'logs', `bench-pipeline-${suffix}`);
-  const relayWorker = startChildWorker('relay-worker', 'workers/relay.worker.ts', logDir, env, [...WORKER_NODE_ARGS.relay]);
+  const relayWorker = startWorkerEntry('relay-worker', workerEntry('relay'), logDir, env);
   const consumerWorkers: ChildWorker[] = [];
   const startConsumer = (name: string, variant: Variant) => {
     // info: the 'batch applied' line per workflow carries the stage timestamps.
-    const w = startChildWorker(name, 'workers/consumer.worker.ts', logDir, { ...env, ...variant.env, LOG_LEVEL: 'info' }, [...WORKER_NODE_ARGS.consumer]);
+    const w = startWorkerEntry(name, workerEntry('consumer'), logDir, { ...env, ...variant.env, LOG_LEVEL: 'info' });
     consumerWorkers.push(w);
     return w;
   };
@@ -122,6 +124,7 @@ async function main() {
   const benchName = temporal.persistenceStore === 'sqlite' ? 'pipeline' : `pipeline-temporal-${temporal.persistenceStore}`;
   const startedAt = Date.now();
   const loadAtStart = loadAverage();
+  const postmasterPid = await postmasterPidOf(db.pool);
   try {
     await waitForPollers(client, [config.relay.taskQueue!], 180_000);
     // The relay at its defaults: RELAY_SHARDS shards, RELAY_BATCH_SIZE, relay sessions.
@@ -164,20 +167,25 @@ async function main() {
         await drained();
         const load = loadAverage();
         const runStart = Date.now();
+        const producedBefore = produced;
+        // At this rate the cost is per flight and per fetch, not per event: where the cores go says what the latency waits for.
+        const cpu = measureCpu(() => ({ 'relay worker': [relayWorker.process.pid!], 'consumer worker': [worker.process.pid!] }), { postmasterPid, databaseName: db.name });
         await produce(SECONDS, `run${index}`);
         await drained();
-        runs.push({ variant: variant.name, repeat, tag: `run${index}`, logFile: worker.logFile, startedAt: runStart, endedAt: Date.now(), loadAverage: load });
-        console.log(`run ${index + 1}: ${variant.name} (repeat ${repeat + 1}) done; load ${load.join(' ')}`);
+        const cpuUsage = cpu.stop();
+        const cpuMicros = microsPerEvent(cpuUsage.cpuSeconds, produced - producedBefore);
+        runs.push({ variant: variant.name, repeat, tag: `run${index}`, logFile: worker.logFile, startedAt: runStart, endedAt: Date.now(), loadAverage: load, cpuMicrosPerEvent: cpuMicros, coresBusy: cpuUsage.coresBusy });
+        console.log(`run ${index + 1}: ${variant.name} (repeat ${repeat + 1}) done; load ${load.join(' ')}; ${cpuUsage.coresBusy} cores busy; CPU µs per event ${JSON.stringify(cpuMicros)}`);
         await stopChildWorkers([worker], 20_000);
       }
     }
 
     // Every event's broker append time, read back once all runs are over (nothing else is competing for CPU then).
     const appended = await readAppendTimes(kafka, config.kafka.topic, `bench-pipeline-reader-${suffix}`, produced);
-    const measured: (RunLatency & { variant: string; repeat: number; loadAverage: number[] })[] = [];
+    const measured: (RunLatency & Pick<RunRecord, 'variant' | 'repeat' | 'loadAverage' | 'cpuMicrosPerEvent' | 'coresBusy'>)[] = [];
     for (const r of runs) {
       const latency = await runLatency(db.pool, r.tag, appended, readFlights(r.logFile), r.startedAt, r.endedAt);
-      measured.push({ variant: r.variant, repeat: r.repeat, loadAverage: r.loadAverage, ...latency });
+      measured.push({ variant: r.variant, repeat: r.repeat, loadAverage: r.loadAverage, cpuMicrosPerEvent: r.cpuMicrosPerEvent, coresBusy: r.coresBusy, ...latency });
       const s = latency.stages;
       console.log(
         `${r.variant} #${r.repeat + 1}: commit → credited p50 ${latency.credited.p50Ms} / p99 ${latency.credited.p99Ms} ms; on Kafka p50 ${latency.onKafka.p50Ms} / p99 ${latency.onKafka.p99Ms} ms; ` +
@@ -203,7 +211,8 @@ async function main() {
         stages: { relay: stage('relay'), kafkaToConsumer: stage('kafkaToConsumer'), waitForFlight: stage('waitForFlight'), workflowStartToCredit: stage('workflowStartToCredit') },
         workflowRoundTripP50Ms: med(rs.map((r) => r.workflowRoundTrip.p50Ms)),
         eventsPerWorkflow: med(rs.map((r) => r.eventsPerWorkflow)),
-        runs: rs.map((r) => ({ repeat: r.repeat + 1, p50Ms: r.credited.p50Ms, p90Ms: r.credited.p90Ms, p99Ms: r.credited.p99Ms, maxMs: r.credited.maxMs, onKafka: r.onKafka, stages: r.stages, creditToWorkflowResult: r.creditToWorkflowResult, events: r.events, eventsWithStages: r.eventsWithStages, workflows: r.workflows, eventsPerWorkflow: r.eventsPerWorkflow, workflowRoundTrip: r.workflowRoundTrip, loadAverage: r.loadAverage })),
+        coresBusyMedian: +median(rs.map((r) => r.coresBusy)).toFixed(2),
+        runs: rs.map((r) => ({ repeat: r.repeat + 1, p50Ms: r.credited.p50Ms, p90Ms: r.credited.p90Ms, p99Ms: r.credited.p99Ms, maxMs: r.credited.maxMs, onKafka: r.onKafka, stages: r.stages, creditToWorkflowResult: r.creditToWorkflowResult, events: r.events, eventsWithStages: r.eventsWithStages, workflows: r.workflows, eventsPerWorkflow: r.eventsPerWorkflow, workflowRoundTrip: r.workflowRoundTrip, loadAverage: r.loadAverage, coresBusy: r.coresBusy, cpuMicrosPerEvent: r.cpuMicrosPerEvent })),
       };
     };
     const variants = VARIANTS.map((v) => summarize(v.name));
@@ -213,7 +222,7 @@ async function main() {
     const loadAtEnd = loadAverage();
     console.log(`\npipeline on Temporal ${temporal.serverVersion} (${temporal.persistenceStore}) at ${RATE}/s, ${SECONDS} s per run, ${REPEATS} runs per variant, medians of the runs (balances exact: ${exact}; load ${loadAtStart.join(' ')} → ${loadAtEnd.join(' ')}; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min):`);
     for (const v of variants) {
-      console.log(`  ${v.name.padEnd(28)} credited p50 ${v.p50MsMedian} / p99 ${v.p99MsMedian} ms (runs ${v.runs.map((r) => `${r.p50Ms}/${r.p99Ms}`).join(', ')}); on Kafka p99 ${v.runs.map((r) => r.onKafka.p99Ms).join(', ')} ms; ${v.eventsPerWorkflow} events per workflow`);
+      console.log(`  ${v.name.padEnd(28)} credited p50 ${v.p50MsMedian} / p99 ${v.p99MsMedian} ms (runs ${v.runs.map((r) => `${r.p50Ms}/${r.p99Ms}`).join(', ')}); on Kafka p99 ${v.runs.map((r) => r.onKafka.p99Ms).join(', ')} ms; ${v.eventsPerWorkflow} events per workflow; ${v.coresBusyMedian} cores busy`);
     }
 
     const written = await saveBenchmark({

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import type { Kafka } from 'kafkajs';
 import { Client } from 'pg';
-import { startChildWorker, stopChildWorkers } from '../app/child-processes';
+import { startWorkerEntry, stopChildWorkers, type ChildWorker } from '../app/child-processes';
 import { waitForPollers } from '../app/wait-for-workers';
 import { loadConfig, type Config } from '../config/env';
 import { HEADERS } from '../kafka/message-format';
@@ -12,7 +12,7 @@ import { createKafka } from '../kafka/client';
 import { ensureTopics } from '../kafka/topics';
 import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../outbox/queries/fetch-pending-ids';
 import { startRelays } from '../outbox/relay-control';
-import { WORKER_ENV, WORKER_NODE_ARGS } from '../workers/node-args';
+import { workerEntry } from '../workers/entries';
 import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { startInProcessRelay, type InProcessRelay } from '../testkit/relay-harness';
 import { median, percentile, saveBenchmark } from './support/report';
@@ -96,7 +96,7 @@ interface Lane {
   db: TestDatabase;
   topic: string;
   relay: InProcessRelay;
-  consumer: ReturnType<typeof startChildWorker>;
+  consumer: ChildWorker;
   relayIds: string[];
   inserted: number;
   steps: StepResult[];
@@ -114,8 +114,6 @@ async function openLane(mode: Mode, base: Config, kafka: Kafka, temporal: Tempor
   const topic = (await createTestTopic(6, { prefix: `bench-vacuum-${mode}`, logAppendTime: true, kafka })).topic;
   const env = {
     ...process.env,
-    // The workers' malloc settings, as every way of starting them sets (workers/node-args.ts).
-    ...WORKER_ENV,
     DATABASE_URL: db.url,
     KAFKA_TOPIC: topic,
     KAFKA_DEAD_LETTER_TOPIC: `${topic}.dlq`,
@@ -127,7 +125,7 @@ async function openLane(mode: Mode, base: Config, kafka: Kafka, temporal: Tempor
   const config = loadConfig(env);
   await ensureTopics(kafka, config, [config.kafka.deadLetterTopic]);
   await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
-  const consumer = startChildWorker(`consumer-worker-${mode}`, 'workers/consumer.worker.ts', path.join(config.local.cacheDir, 'logs', 'bench-vacuum-horizon'), env, [...WORKER_NODE_ARGS.consumer]);
+  const consumer = startWorkerEntry(`consumer-worker-${mode}`, workerEntry('consumer'), path.join(config.local.cacheDir, 'logs', 'bench-vacuum-horizon'), env);
   const relay = await startInProcessRelay(config);
   const relayIds = Array.from({ length: SHARDS }, (_, i) => uniqueName(`bench-vacuum-${mode}-shard-${i}`));
   await waitForPollers(temporal, [config.relay.taskQueue!, config.consumer.taskQueue!], 180_000);

@@ -130,7 +130,8 @@ export const TARGETS: Target[] = [
       const perWorker = workers.map((w) => `${w.worker} peak ${Math.round(w.peakMB)} MB (${Math.round(w.peakMiB)} MiB), levelled ${Math.round(w.levelledMB)} MB: ${w.peakMB <= 250 ? 'met' : 'not met'}`);
       const events = Number(r.results?.checks?.committed ?? 0);
       // Since 2026-12-05 the soak runs the compiled workers, as the installed package does (bench/memory-soak.ts).
-      const form = String(r.settings?.workers ?? '').startsWith('compiled') ? 'compiled workers, ' : '';
+      const entries = Object.values((r.settings?.workerEntries ?? {}) as Record<string, string>);
+      const form = entries.length > 0 && entries.every((f) => f.endsWith('.js')) ? 'compiled workers, ' : '';
       return {
         measured: `${perWorker.join('; ')} (${form}${minutes}-minute soak, ${n(events)} events, counts exact: ${r.results?.exact})`,
         met: workers.every((w) => w.peakMB <= 250) && minutes >= 30 && r.results?.exact === true,

@@ -26,9 +26,10 @@ export function databaseOfPostgresTitle(title: string): string | undefined {
   return /^postgres: autovacuum worker (\S+)/.exec(title)?.[1] ?? /^postgres: \S+ (\S+) (?:\[local\]|\S+\(\d+\))/.exec(title)?.[1];
 }
 
-function groupOf(pid: number, ppid: number, comm: string, cmdline: string, workerPids: Set<number>, o: GroupOptions): Group {
+function groupOf(pid: number, ppid: number, comm: string, cmdline: string, workers: Map<number, Group>, o: GroupOptions): Group {
   if (pid === process.pid) return 'benchmark';
-  if (workerPids.has(pid)) return o.workerLabel;
+  const worker = workers.get(pid);
+  if (worker !== undefined) return worker;
   if (comm === 'postgres' || comm === 'postmaster') {
     if (o.postmasterPid !== undefined && pid !== o.postmasterPid && ppid !== o.postmasterPid) return 'other postgres';
     const database = o.databaseName === undefined ? undefined : databaseOfPostgresTitle(cmdline);
@@ -41,7 +42,7 @@ function groupOf(pid: number, ppid: number, comm: string, cmdline: string, worke
 
 /** CPU ticks per live process with its group. Per pid, because processes come and go (a pool's
  * PostgreSQL backends): a group total would drop when one of them exits. */
-function snapshot(workerPids: Set<number>, o: GroupOptions): Map<number, { group: Group; ticks: number }> {
+function snapshot(workers: Map<number, Group>, o: GroupOptions): Map<number, { group: Group; ticks: number }> {
   const perPid = new Map<number, { group: Group; ticks: number }>();
   for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
     if (!/^\d+$/.test(entry)) continue;
@@ -52,7 +53,7 @@ function snapshot(workerPids: Set<number>, o: GroupOptions): Map<number, { group
       const fields = stat.slice(close + 2).split(' ');
       const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
       const cmdline = comm === 'java' || (comm === 'postgres' && o.databaseName !== undefined) ? fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() : '';
-      perPid.set(Number(entry), { group: groupOf(Number(entry), Number(fields[1]), comm, cmdline, workerPids, o), ticks });
+      perPid.set(Number(entry), { group: groupOf(Number(entry), Number(fields[1]), comm, cmdline, workers, o), ticks });
     } catch {
       // the process ended while we read it
     }
@@ -62,15 +63,20 @@ function snapshot(workerPids: Set<number>, o: GroupOptions): Map<number, { group
 
 /**
  * Starts measuring; `stop()` returns CPU seconds per group and the share of all cores used.
- * The processes `workerPids` names are grouped under `workerLabel` (default 'relay worker').
+ * The processes `workerPids` names are grouped under `workerLabel` (default 'relay worker'), or,
+ * given as pids per label, under each label (a run with a relay and a consumer worker).
  */
-export function measureCpu(workerPids: () => number[], options: Partial<GroupOptions> = {}) {
+export function measureCpu(workerPids: () => number[] | Record<Group, number[]>, options: Partial<GroupOptions> = {}) {
   const o: GroupOptions = { workerLabel: 'relay worker', ...options };
+  const workers = () => {
+    const named = workerPids();
+    return new Map(Array.isArray(named) ? named.map((pid) => [pid, o.workerLabel]) : Object.entries(named).flatMap(([label, pids]) => pids.map((pid) => [pid, label] as const)));
+  };
   const started = Date.now();
-  const before = snapshot(new Set(workerPids()), o);
+  const before = snapshot(workers(), o);
   return {
     stop() {
-      const after = snapshot(new Set(workerPids()), o);
+      const after = snapshot(workers(), o);
       const wallSeconds = (Date.now() - started) / 1000;
       // Processes that ended during the run are missed (an undercount, never a negative).
       const ticksByGroup = new Map<Group, number>();

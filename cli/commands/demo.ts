@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { countAccountsWithPayments, mismatchedAccounts } from '../../app/account-balance-check';
-import { startChildWorker, stopChildWorkers, type ChildWorker } from '../../app/child-processes';
+import { startWorkerEntry, stopChildWorkers, type ChildWorker } from '../../app/child-processes';
 import { confirmOneDemoPayment, ensureDemoAccounts, runAtRate } from '../../app/demo-traffic';
 import { readPipelineStats, type PipelineStats } from '../../app/pipeline-stats';
 import { waitForPollers } from '../../app/wait-for-workers';
@@ -60,10 +60,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     say(`schema, topics and search attributes ready (${setup.migrations.length} migrations applied now)`);
 
     const logDir = path.join(cachePaths(config.local.cacheDir).logs, 'workers');
-    workers = WORKERS.map((w) => {
-      const entry = workerEntry(w.worker);
-      return startChildWorker(w.name, entry.file, logDir, { ...process.env, ...entry.env }, entry.nodeArgs);
-    });
+    workers = WORKERS.map((w) => startWorkerEntry(w.name, workerEntry(w.worker), logDir));
     for (const w of workers) say(`${w.name} started (pid ${w.process.pid}, log ${w.logFile})`);
 
     const connection = await Connection.connect(temporalConnectionOptions(config, { connectTimeout: config.temporal.connectTimeoutMs }));

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { databaseOfPostgresTitle, microsPerEvent } from '../../bench/support/cpu-usage';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { databaseOfPostgresTitle, measureCpu, microsPerEvent } from '../../bench/support/cpu-usage';
 
 describe('which database a PostgreSQL process serves', () => {
   it('reads it from a backend’s or an autovacuum worker’s title', () => {
@@ -21,5 +23,26 @@ describe('CPU per event', () => {
 
   it('reports a run that credited nothing per one event instead of dividing by zero', () => {
     assert.deepEqual(microsPerEvent({ postgres: 0.01 }, 0), { postgres: 10000 });
+  });
+});
+
+describe('CPU by process', () => {
+  it('counts each labelled worker under its own label (a run with a relay and a consumer worker)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    // Two real processes that burn CPU for 400 ms, then wait to be killed (an exited one is not counted).
+    const burner = () => spawn(process.execPath, ['-e', 'const end = Date.now() + 400; while (Date.now() < end); setInterval(() => {}, 1000);'], { stdio: 'ignore' });
+    const relay = burner();
+    const consumer = burner();
+    try {
+      const cpu = measureCpu(() => ({ 'relay worker': [relay.pid!], 'consumer worker': [consumer.pid!] }));
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      const { cpuSeconds } = cpu.stop();
+      assert.ok((cpuSeconds['relay worker'] ?? 0) >= 0.1, `relay worker ${cpuSeconds['relay worker']}`);
+      assert.ok((cpuSeconds['consumer worker'] ?? 0) >= 0.1, `consumer worker ${cpuSeconds['consumer worker']}`);
+    } finally {
+      relay.kill();
+      consumer.kill();
+      await Promise.all([once(relay, 'exit'), once(consumer, 'exit')]);
+    }
   });
 });
