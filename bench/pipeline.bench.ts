@@ -11,6 +11,7 @@ import { startRelays } from '../outbox/relay-control';
 import { readAppendTimes, readFlights, runLatency, type RunLatency } from './support/pipeline-stages';
 import { measureCpu, microsPerEvent, postmasterPidOf } from './support/cpu-usage';
 import { median, saveBenchmark } from './support/report';
+import { committedTransactions } from './support/database-activity';
 import { createTestDatabase } from '../testkit/database';
 import { workerEntry } from '../workers/entries';
 
@@ -66,6 +67,8 @@ interface RunRecord {
   /** CPU µs per event by process during the run (its events produced, then drained). */
   cpuMicrosPerEvent: Record<string, number>;
   coresBusy: number;
+  /** Transactions the benchmark's database committed per event during the run (pg_stat_database). */
+  pgTransactionsPerEvent: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -169,23 +172,25 @@ async function main() {
         const runStart = Date.now();
         const producedBefore = produced;
         // At this rate the cost is per flight and per fetch, not per event: where the cores go says what the latency waits for.
+        const transactionsBefore = await committedTransactions(db.pool);
         const cpu = measureCpu(() => ({ 'relay worker': [relayWorker.process.pid!], 'consumer worker': [worker.process.pid!] }), { postmasterPid, databaseName: db.name });
         await produce(SECONDS, `run${index}`);
         await drained();
         const cpuUsage = cpu.stop();
         const cpuMicros = microsPerEvent(cpuUsage.cpuSeconds, produced - producedBefore);
-        runs.push({ variant: variant.name, repeat, tag: `run${index}`, logFile: worker.logFile, startedAt: runStart, endedAt: Date.now(), loadAverage: load, cpuMicrosPerEvent: cpuMicros, coresBusy: cpuUsage.coresBusy });
-        console.log(`run ${index + 1}: ${variant.name} (repeat ${repeat + 1}) done; load ${load.join(' ')}; ${cpuUsage.coresBusy} cores busy; CPU µs per event ${JSON.stringify(cpuMicros)}`);
+        const pgTransactionsPerEvent = +(((await committedTransactions(db.pool)) - transactionsBefore) / (produced - producedBefore)).toFixed(2);
+        runs.push({ variant: variant.name, repeat, tag: `run${index}`, logFile: worker.logFile, startedAt: runStart, endedAt: Date.now(), loadAverage: load, cpuMicrosPerEvent: cpuMicros, coresBusy: cpuUsage.coresBusy, pgTransactionsPerEvent });
+        console.log(`run ${index + 1}: ${variant.name} (repeat ${repeat + 1}) done; load ${load.join(' ')}; ${cpuUsage.coresBusy} cores busy; CPU µs per event ${JSON.stringify(cpuMicros)}; ${pgTransactionsPerEvent} PostgreSQL transactions per event`);
         await stopChildWorkers([worker], 20_000);
       }
     }
 
     // Every event's broker append time, read back once all runs are over (nothing else is competing for CPU then).
     const appended = await readAppendTimes(kafka, config.kafka.topic, `bench-pipeline-reader-${suffix}`, produced);
-    const measured: (RunLatency & Pick<RunRecord, 'variant' | 'repeat' | 'loadAverage' | 'cpuMicrosPerEvent' | 'coresBusy'>)[] = [];
+    const measured: (RunLatency & Pick<RunRecord, 'variant' | 'repeat' | 'loadAverage' | 'cpuMicrosPerEvent' | 'coresBusy' | 'pgTransactionsPerEvent'>)[] = [];
     for (const r of runs) {
       const latency = await runLatency(db.pool, r.tag, appended, readFlights(r.logFile), r.startedAt, r.endedAt);
-      measured.push({ variant: r.variant, repeat: r.repeat, loadAverage: r.loadAverage, cpuMicrosPerEvent: r.cpuMicrosPerEvent, coresBusy: r.coresBusy, ...latency });
+      measured.push({ variant: r.variant, repeat: r.repeat, loadAverage: r.loadAverage, cpuMicrosPerEvent: r.cpuMicrosPerEvent, coresBusy: r.coresBusy, pgTransactionsPerEvent: r.pgTransactionsPerEvent, ...latency });
       const s = latency.stages;
       console.log(
         `${r.variant} #${r.repeat + 1}: commit → credited p50 ${latency.credited.p50Ms} / p99 ${latency.credited.p99Ms} ms; on Kafka p50 ${latency.onKafka.p50Ms} / p99 ${latency.onKafka.p99Ms} ms; ` +
@@ -212,7 +217,8 @@ async function main() {
         workflowRoundTripP50Ms: med(rs.map((r) => r.workflowRoundTrip.p50Ms)),
         eventsPerWorkflow: med(rs.map((r) => r.eventsPerWorkflow)),
         coresBusyMedian: +median(rs.map((r) => r.coresBusy)).toFixed(2),
-        runs: rs.map((r) => ({ repeat: r.repeat + 1, p50Ms: r.credited.p50Ms, p90Ms: r.credited.p90Ms, p99Ms: r.credited.p99Ms, maxMs: r.credited.maxMs, onKafka: r.onKafka, stages: r.stages, creditToWorkflowResult: r.creditToWorkflowResult, events: r.events, eventsWithStages: r.eventsWithStages, workflows: r.workflows, eventsPerWorkflow: r.eventsPerWorkflow, workflowRoundTrip: r.workflowRoundTrip, loadAverage: r.loadAverage, coresBusy: r.coresBusy, cpuMicrosPerEvent: r.cpuMicrosPerEvent })),
+        pgTransactionsPerEventMedian: +median(rs.map((r) => r.pgTransactionsPerEvent)).toFixed(2),
+        runs: rs.map((r) => ({ repeat: r.repeat + 1, p50Ms: r.credited.p50Ms, p90Ms: r.credited.p90Ms, p99Ms: r.credited.p99Ms, maxMs: r.credited.maxMs, onKafka: r.onKafka, stages: r.stages, creditToWorkflowResult: r.creditToWorkflowResult, events: r.events, eventsWithStages: r.eventsWithStages, workflows: r.workflows, eventsPerWorkflow: r.eventsPerWorkflow, workflowRoundTrip: r.workflowRoundTrip, loadAverage: r.loadAverage, coresBusy: r.coresBusy, cpuMicrosPerEvent: r.cpuMicrosPerEvent, pgTransactionsPerEvent: r.pgTransactionsPerEvent })),
       };
     };
     const variants = VARIANTS.map((v) => summarize(v.name));
@@ -222,7 +228,7 @@ async function main() {
     const loadAtEnd = loadAverage();
     console.log(`\npipeline on Temporal ${temporal.serverVersion} (${temporal.persistenceStore}) at ${RATE}/s, ${SECONDS} s per run, ${REPEATS} runs per variant, medians of the runs (balances exact: ${exact}; load ${loadAtStart.join(' ')} → ${loadAtEnd.join(' ')}; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min):`);
     for (const v of variants) {
-      console.log(`  ${v.name.padEnd(28)} credited p50 ${v.p50MsMedian} / p99 ${v.p99MsMedian} ms (runs ${v.runs.map((r) => `${r.p50Ms}/${r.p99Ms}`).join(', ')}); on Kafka p99 ${v.runs.map((r) => r.onKafka.p99Ms).join(', ')} ms; ${v.eventsPerWorkflow} events per workflow; ${v.coresBusyMedian} cores busy`);
+      console.log(`  ${v.name.padEnd(28)} credited p50 ${v.p50MsMedian} / p99 ${v.p99MsMedian} ms (runs ${v.runs.map((r) => `${r.p50Ms}/${r.p99Ms}`).join(', ')}); on Kafka p99 ${v.runs.map((r) => r.onKafka.p99Ms).join(', ')} ms; ${v.eventsPerWorkflow} events per workflow; ${v.coresBusyMedian} cores busy; ${v.pgTransactionsPerEventMedian} PostgreSQL transactions per event`);
     }
 
     const written = await saveBenchmark({

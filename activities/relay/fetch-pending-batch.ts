@@ -12,9 +12,10 @@ const BACKLOG_COUNT_CAP = 1_000_000;
 
 export function createFetchPendingBatch({ pool }: RelayActivityDeps, bounds: PendingScanBounds) {
   return async function fetchPendingBatch(input: FetchPendingBatchInput): Promise<FetchPendingBatchOutput> {
-    // Checked before every fetch: a relay started with another shard count would split the
-    // keys differently and could publish one key from two shards at once, out of order.
-    const layout = (await readLayout(pool)) ?? (await ensureLayout(pool, input.shardCount));
+    // Checked before every fetch (a session: before its first and then once a second): a relay
+    // started with another shard count would split the keys differently and could publish one
+    // key from two shards at once, out of order.
+    const layout = input.checkLayout === false ? input.shardCount : ((await readLayout(pool)) ?? (await ensureLayout(pool, input.shardCount)));
     if (layout !== input.shardCount) {
       throw ApplicationFailure.create({
         type: RELAY_FAILURES.layoutMismatch,
@@ -28,7 +29,7 @@ export function createFetchPendingBatch({ pool }: RelayActivityDeps, bounds: Pen
     const bound = bounds.forShard(input.shardCount, input.shardIndex);
     const ids = await pollPendingIds(pool, bound, { shardCount: input.shardCount, shardIndex: input.shardIndex, limit: input.limit, excludeIds: input.excludeIds });
     // A short batch means the shard is drained, the moment its (small) backlog is cheapest to count.
-    if (!input.countBacklog && ids.length === input.limit) return { ids };
+    if (!input.countBacklog && (ids.length === input.limit || input.countWhenShort === false)) return { ids };
     // Counted from the same bound, for the same reason (a display figure: rows made pending again
     // below the bound are counted once the next full scan has lowered it).
     const backlog = await countShardBacklog(pool, { shardCount: input.shardCount, shardIndex: input.shardIndex, cap: BACKLOG_COUNT_CAP, afterId: bound.snapshot.trusted });

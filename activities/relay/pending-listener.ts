@@ -1,5 +1,10 @@
 import { Client } from 'pg';
 import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../../outbox/notify-channel';
+import { concernsShard, parsePendingNotification, type PendingNotification, type ShardOfWaiter } from './pending-notification';
+
+// The last notifications kept to answer "has one for my shard come since?"; a waiter further
+// behind than this is woken anyway (a spurious wake costs one indexed probe).
+const RECENT_KEPT = 256;
 
 /**
  * One LISTEN connection per worker process, shared by every shard's idle wait: N idle shards
@@ -9,9 +14,12 @@ import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../../outbox/notif
 export class PendingListener {
   private client?: Client;
   private connecting?: Promise<Client>;
-  private readonly waiters = new Set<() => void>();
+  /** Each waiter's wake-up, with the shard it waits for (none: any notification wakes it). */
+  private readonly waiters = new Map<() => void, ShardOfWaiter | undefined>();
   /** Notifications received so far: what lets a waiter see one that came before it waited. */
   private received = 0;
+  /** The last RECENT_KEPT notifications, oldest first; the last one's number is `received`. */
+  private readonly recent: PendingNotification[] = [];
   private readonly rescanHandlers: (() => void)[] = [];
 
   constructor(private readonly databaseUrl: string) {}
@@ -34,10 +42,12 @@ export class PendingListener {
 
   /**
    * Resolves true on a notification (or at once if one arrived after position `since`), false
-   * after timeoutMs or when `signal` aborts.
+   * after timeoutMs or when `signal` aborts. Given its `shard`, a waiter wakes only for
+   * notifications that may concern that shard (pending-notification.ts): one shard's new rows do
+   * not make every idle shard of the process poll.
    */
-  wait(timeoutMs: number, signal?: AbortSignal, since?: number): Promise<boolean> {
-    if (since !== undefined && this.received > since) return Promise.resolve(true);
+  wait(timeoutMs: number, signal?: AbortSignal, since?: number, shard?: ShardOfWaiter): Promise<boolean> {
+    if (since !== undefined && this.notifiedSince(since, shard)) return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (notified: boolean) => {
         clearTimeout(timer);
@@ -48,10 +58,17 @@ export class PendingListener {
       const onNotify = () => done(true);
       const onAbort = () => done(false);
       const timer = setTimeout(() => done(false), timeoutMs);
-      this.waiters.add(onNotify);
+      this.waiters.set(onNotify, shard);
       signal?.addEventListener('abort', onAbort);
       if (signal?.aborted) done(false);
     });
+  }
+
+  private notifiedSince(since: number, shard: ShardOfWaiter | undefined): boolean {
+    const missed = this.received - since;
+    if (missed <= 0) return false;
+    if (missed > this.recent.length) return true;
+    return this.recent.slice(-missed).some((n) => concernsShard(n, shard));
   }
 
   /** Called on a notification asking relays to read from the beginning (RESCAN_NOTIFY_PAYLOAD). */
@@ -74,9 +91,12 @@ export class PendingListener {
     client.on('error', drop);
     client.on('end', drop);
     client.on('notification', (msg) => {
+      const notification = parsePendingNotification(msg.payload);
       this.received += 1;
+      this.recent.push(notification);
+      if (this.recent.length > RECENT_KEPT) this.recent.shift();
       if (msg.payload === RESCAN_NOTIFY_PAYLOAD) for (const rescan of this.rescanHandlers) rescan();
-      for (const wake of [...this.waiters]) wake();
+      for (const [wake, shard] of [...this.waiters]) if (concernsShard(notification, shard)) wake();
     });
     await client.connect();
     await client.query(`LISTEN ${OUTBOX_NOTIFY_CHANNEL}`);

@@ -48,6 +48,14 @@ import { FROM_THE_BEGINNING } from '../../outbox/queries/fetch-pending-ids';
  */
 export const NO_BOUND = FROM_THE_BEGINNING;
 
+/**
+ * How often a shard's polls may read the id holders (pg_locks) to move the bound. At a trickle
+ * every poll finds a new ceiling, and reading the holders after each one was a query per batch
+ * (docs/relay.md, "Waking only the shards with new rows"); a bound that moves ten times a second
+ * leaves a poll at most a tenth of a second's published rows to walk past.
+ */
+export const HOLDERS_READ_EVERY_MS = 100;
+
 export interface PollPlan {
   /** Read ids above this; NO_BOUND on a full scan. */
   from: number;
@@ -68,12 +76,18 @@ export interface ScanBoundState {
   candidate?: { bound: number; holders: ReadonlySet<string>; readyAt?: number };
   highestSeen: number;
   lastFullScanAt: number;
+  /** Monotonic time of the last holders read (observeHolders). */
+  lastHoldersAt: number;
 }
 
 export class PendingScanBound {
-  private state: ScanBoundState = { trusted: NO_BOUND, highestSeen: NO_BOUND, lastFullScanAt: Number.NEGATIVE_INFINITY };
+  private state: ScanBoundState = { trusted: NO_BOUND, highestSeen: NO_BOUND, lastFullScanAt: Number.NEGATIVE_INFINITY, lastHoldersAt: Number.NEGATIVE_INFINITY };
 
-  constructor(private readonly fullScanIntervalMs: number) {}
+  /** `holdersEveryMs`: the least time between two holders reads (0: after any poll that can use one). */
+  constructor(
+    private readonly fullScanIntervalMs: number,
+    private readonly holdersEveryMs = 0,
+  ) {}
 
   get snapshot(): Readonly<ScanBoundState> {
     return this.state;
@@ -112,7 +126,14 @@ export class PendingScanBound {
     }
     for (const id of outcome.ids) if (id > s.highestSeen) s.highestSeen = id;
     const worthACandidate = ceiling > s.trusted && (s.candidate === undefined || s.candidate.readyAt === undefined);
-    return { needHolders: worthACandidate || (s.candidate !== undefined && s.candidate.readyAt === undefined), ceiling };
+    const useful = worthACandidate || (s.candidate !== undefined && s.candidate.readyAt === undefined);
+    // Skipping a read only delays the bound: every step of the argument holds for the reads made.
+    return { needHolders: useful && plan.startedAt - s.lastHoldersAt >= this.holdersEveryMs, ceiling };
+  }
+
+  /** The holders were read but the sequence is not ordered (the bound cannot move): read them again only after holdersEveryMs. */
+  observeUnorderedSequence(now: number): void {
+    this.state.lastHoldersAt = now;
   }
 
   /**
@@ -121,6 +142,7 @@ export class PendingScanBound {
    */
   observeHolders(ceiling: number, holders: readonly string[], now: number): void {
     const s = this.state;
+    s.lastHoldersAt = now;
     if (s.candidate && s.candidate.readyAt === undefined) {
       if (!holders.some((h) => s.candidate!.holders.has(h))) s.candidate.readyAt = now;
       return;
@@ -135,12 +157,15 @@ export class PendingScanBound {
 export class PendingScanBounds {
   private readonly byShard = new Map<string, PendingScanBound>();
 
-  constructor(private readonly fullScanIntervalMs: number) {}
+  constructor(
+    private readonly fullScanIntervalMs: number,
+    private readonly holdersEveryMs = HOLDERS_READ_EVERY_MS,
+  ) {}
 
   forShard(shardCount: number, shardIndex: number): PendingScanBound {
     const key = `${shardCount}:${shardIndex}`;
     let bound = this.byShard.get(key);
-    if (!bound) this.byShard.set(key, (bound = new PendingScanBound(this.fullScanIntervalMs)));
+    if (!bound) this.byShard.set(key, (bound = new PendingScanBound(this.fullScanIntervalMs, this.holdersEveryMs)));
     return bound;
   }
 

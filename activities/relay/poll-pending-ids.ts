@@ -24,6 +24,7 @@ export async function pollPendingIds(db: SqlExecutor, bound: PendingScanBound, i
     // A cached or descending sequence breaks step 2 of the argument: then the bound never moves
     // and every poll reads from the beginning, as before there was a bound.
     if (ordered) bound.observeHolders(ceiling, holders, performance.now());
+    else bound.observeUnorderedSequence(performance.now());
   }
   return ids;
 }

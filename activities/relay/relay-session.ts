@@ -4,7 +4,6 @@ import { releaseShardLock, tryShardLock } from '../../outbox/queries/shard-lock'
 import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
 import type { PendingScanBounds } from './pending-scan-bound';
-import { pollPendingIds } from './poll-pending-ids';
 import type { MarkPublishedInput, MarkPublishedOutput, PublishBatchInput, PublishBatchOutput, RelaySessionInput, RelaySessionOutput, RelaySessionProgress } from './types';
 
 /** The two steps a session runs through the worker's registered activities. */
@@ -18,6 +17,13 @@ import type { RelayWorkerRegistry } from './worker-registry';
 const HEARTBEAT_EVERY_MS = 1_000;
 // Between two tries for a shard lock another session still holds (it is finishing its batch).
 const LOCK_RETRY_MS = 500;
+// The status's pending and parked counts, refreshed at most this often (and after a batch parked
+// rows): at a trickle every batch is short, and counting after each was a query per batch.
+const BACKLOG_COUNT_EVERY_MS = 1_000;
+// The shard count is checked against outbox_relay_layout before the first fetch and then this
+// often. The layout changes only by a reshard, which stops every session first; the check is for
+// a relay started with another count by mistake, which fails at its first fetch either way.
+const LAYOUT_CHECK_EVERY_MS = 1_000;
 // Same back-off as the workflow's for a batch of only refused rows (they keep their place).
 const backoffMs = (streak: number) => Math.min(30_000, 1_000 * 2 ** Math.min(streak - 1, 5));
 
@@ -68,7 +74,6 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
     });
     const deadline = setTimeout(() => end('time-up'), input.sessionMs);
     const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_EVERY_MS);
-    const bound = bounds.forShard(shardCount, shardIndex);
     // The worker's own publish and mark activities (as registered, so a wrapper such as a test
     // fixture's fault injection sees the session's calls too).
     const { publishBatch, markPublished } = steps();
@@ -92,35 +97,70 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       // the pool (the mark overlaps the next fetch, as in the workflow's local mode).
       const fetchPendingBatch = createFetchPendingBatch({ ...deps, pool: client }, bounds);
       let failureStreak = 0;
+      // Set at the first empty fetch after work: the session ends 'drained' once it passes.
+      let drainedAt: number | undefined;
+      let countedAt = Number.NEGATIVE_INFINITY;
+      let layoutCheckedAt = Number.NEGATIVE_INFINITY;
+      let parkedSinceCount = false;
+      // The listener's position before a poll whose batch went out whole: set, the next poll waits for a notification after it.
+      let caughtUpAt: number | undefined;
+      // A short grace before handing the shard back to the workflow's idle wait: at a steady
+      // trickle of events a batch is often empty for a moment, and ending the session there
+      // would cost a Temporal round trip per trickle. The next fetch is the check for work, so
+      // a wake costs one poll, not a probe and then the same poll again.
+      const notifiedWithinGrace = async (since: number) => {
+        await finishMarking();
+        drainedAt ??= Date.now() + input.drainGraceMs;
+        const left = drainedAt - Date.now();
+        return left > 0 && (await listener.wait(left, ending.signal, since, { shardIndex, shardCount }));
+      };
       progress.state = 'running';
       while (!ending.signal.aborted) {
         if (input.maxBatches !== undefined && out.batches >= input.maxBatches) {
           end('batch-budget');
           break;
         }
+        if (caughtUpAt !== undefined) {
+          const since = caughtUpAt;
+          caughtUpAt = undefined;
+          if (!(await notifiedWithinGrace(since))) {
+            end('drained');
+            break;
+          }
+        }
+        // LISTEN is active and its position taken before the fetch: a row the fetch's snapshot
+        // misses has a notification after this position, so an empty fetch can simply wait.
+        await listener.ensureListening();
+        const seen = listener.position();
+        const checkLayout = Date.now() - layoutCheckedAt >= LAYOUT_CHECK_EVERY_MS;
         const { ids, backlog } = await fetchPendingBatch({
           shardIndex,
           shardCount,
           limit: input.batchSize,
-          countBacklog: out.batches % 20 === 0,
+          countBacklog: parkedSinceCount || Date.now() - countedAt >= BACKLOG_COUNT_EVERY_MS,
+          countWhenShort: false,
+          checkLayout,
           ...(marking ? { excludeIds: marking.ids } : {}),
         });
-        if (backlog) out.backlog = backlog;
+        if (checkLayout) layoutCheckedAt = Date.now();
+        if (backlog) {
+          out.backlog = backlog;
+          countedAt = Date.now();
+          parkedSinceCount = false;
+        }
         if (ids.length === 0) {
-          await finishMarking();
-          // A short grace before handing the shard back to the workflow's idle wait: at a steady
-          // trickle of events a batch is often empty for a moment, and ending the session there
-          // would cost a Temporal round trip per trickle.
-          if (!(await workArrives(input.drainGraceMs))) {
+          if (!(await notifiedWithinGrace(seen))) {
             end('drained');
             break;
           }
           continue;
         }
+        drainedAt = undefined;
         const result = await publishBatch({ shardIndex, ids });
         await finishMarking();
         out.batches += 1;
         out.parked += result.parkedIds.length;
+        if (result.parkedIds.length > 0) parkedSinceCount = true;
         progress.batches = out.batches;
         if (result.sentIds.length > 0) {
           const sent = result.sentIds;
@@ -133,6 +173,9 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
             }),
           };
         }
+        // A short batch that went out whole was everything pending at its poll: a row committed
+        // since has its notification after `seen`, so polling again at once would find nothing.
+        if (ids.length < input.batchSize && result.sentIds.length + result.parkedIds.length === ids.length) caughtUpAt = seen;
         if (result.sentIds.length === 0 && result.parkedIds.length === 0 && result.failedIds.length > 0) {
           failureStreak += 1;
           progress.state = 'backing-off';
@@ -156,20 +199,6 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       ctx.cancellationSignal.removeEventListener('abort', onCancel);
       if (locked) await releaseShardLock(client, shardIndex).catch(() => undefined);
       await client.end().catch(() => undefined);
-    }
-
-    /** True once the shard has pending rows within `graceMs` (LISTEN first, then a probe). */
-    async function workArrives(graceMs: number): Promise<boolean> {
-      await listener.ensureListening();
-      const until = Date.now() + graceMs;
-      for (;;) {
-        const seen = listener.position();
-        const ids = await pollPendingIds(client, bound, { shardCount, shardIndex, limit: 1 });
-        if (ids.length > 0) return true;
-        const left = until - Date.now();
-        if (left <= 0 || ending.signal.aborted) return false;
-        await listener.wait(left, ending.signal, seen);
-      }
     }
   };
 }

@@ -7,6 +7,10 @@ export interface FetchPendingBatchInput {
   limit: number;
   /** Also count the shard's pending/parked rows (a bounded scan), for the status display. */
   countBacklog: boolean;
+  /** Count them as well whenever the batch is short (the default): false leaves it to countBacklog. */
+  countWhenShort?: boolean;
+  /** Check the shard count against outbox_relay_layout first (the default); a session checks once a second. */
+  checkLayout?: boolean;
   /** Ids being marked published right now (the previous batch, already on Kafka): not pending work. */
   excludeIds?: number[];
 }

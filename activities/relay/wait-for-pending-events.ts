@@ -8,8 +8,8 @@ import type { WaitForPendingEventsInput, WaitForPendingEventsOutput } from './ty
  * The idle relay's wait: returns as soon as its shard has pending rows, or after timeoutMs.
  * LISTEN is active and the listener's position taken before each check, so a commit is seen
  * either by the check or by its notification (even one that arrives while the check runs),
- * never by neither. A notification for another shard's rows costs one indexed probe, not a
- * workflow round trip.
+ * never by neither. Only notifications that may concern this shard wake it (pending-notification.ts);
+ * one that cannot say which shards it is for costs an indexed probe, not a workflow round trip.
  */
 export function createWaitForPendingEvents({ pool, config, listener }: RelayActivityDeps, bounds: PendingScanBounds) {
   return async function waitForPendingEvents(input: WaitForPendingEventsInput): Promise<WaitForPendingEventsOutput> {
@@ -30,7 +30,7 @@ export function createWaitForPendingEvents({ pool, config, listener }: RelayActi
       if (remaining <= 0) break;
       // Wakes on NOTIFY; otherwise re-checks every fallbackPollMs in case a notification was
       // lost (listener reconnecting, or rows made pending again by an UPDATE).
-      await listener.wait(Math.min(remaining, config.relay.fallbackPollMs), ctx.cancellationSignal, seen);
+      await listener.wait(Math.min(remaining, config.relay.fallbackPollMs), ctx.cancellationSignal, seen, { shardIndex: input.shardIndex, shardCount: input.shardCount });
       ctx.heartbeat();
       await listener.ensureListening();
     }

@@ -98,6 +98,9 @@ describe('component roles: each worker connects with a role that can do only its
       'producer marks published': [await attempt('producer', `UPDATE outbox_events SET published_at = now()`), DENIED],
       'producer credits': [await attempt('producer', `UPDATE accounts SET balance = 1`), DENIED],
       'producer deletes': [await attempt('producer', `DELETE FROM outbox_events`), DENIED],
+      // 0052: the insert trigger, running as the producer, reads the shard count to name the shards it wakes.
+      'producer reads the shard count': [await attempt('producer', `SELECT shard_count FROM outbox_relay_layout`), 'ok'],
+      'producer changes the shard layout': [await attempt('producer', `UPDATE outbox_relay_layout SET shard_count = 3`), DENIED],
     };
     const outcome = Object.fromEntries(Object.entries(table).map(([k, [got]]) => [k, got]));
     const expected = Object.fromEntries(Object.entries(table).map(([k, [, want]]) => [k, want]));

@@ -45,4 +45,40 @@ describe('relay pending listener: a notification that arrives during the check i
     assert.equal(await listener.wait(5_000, undefined, seen), true);
     assert.equal(await listener.wait(300, undefined, listener.position()), false, 'and only for a notification it has not seen');
   });
+
+  it('wakes only the shards whose rows were inserted, and every shard on a notification that names none', async () => {
+    await db.pool.query('INSERT INTO outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT DO NOTHING');
+    const event = (id: string, account: number) => `{"event_id":"${id}","type":"payment_confirmed","account_id":${account},"amount":1}`;
+    const shardOf = async (account: number) =>
+      (await checker.query(`SELECT (hashtext($1) & 2147483647) % 8 AS shard`, [String(account)])).rows[0].shard as number;
+    // The shard column and the poll agree with this (the row's own shard_hash): checked on a real row.
+    const { rows } = await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1) RETURNING (shard_hash & 2147483647) % 8 AS shard`, [event('shard-probe', 1)]);
+    assert.equal(rows[0].shard, await shardOf(1));
+    let other = 2;
+    while ((await shardOf(other)) === rows[0].shard) other += 1;
+    const mine = { shardIndex: rows[0].shard as number, shardCount: 8 };
+    const notMine = { shardIndex: await shardOf(other), shardCount: 8 };
+    await listener.ensureListening();
+
+    const woken = async (insert: () => Promise<unknown>) => {
+      const waits = [listener.wait(1_500, undefined, undefined, mine), listener.wait(1_500, undefined, undefined, notMine), listener.wait(1_500)];
+      await insert();
+      const [forMine, forNotMine, forAny] = await Promise.all(waits);
+      return { forMine, forNotMine, forAny };
+    };
+    assert.deepEqual(await woken(async () => undefined), { forMine: false, forNotMine: false, forAny: false }, 'nothing inserted: nobody wakes');
+    assert.deepEqual(
+      await woken(() => db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [event('shard-only', 1)])),
+      { forMine: true, forNotMine: false, forAny: true },
+      "a row of one shard leaves the other shard's wait asleep",
+    );
+    assert.deepEqual(await woken(() => db.pool.query(`SELECT pg_notify('outbox_events_pending', '')`)), { forMine: true, forNotMine: true, forAny: true }, 'an empty payload wakes everyone');
+
+    // The position check filters by shard too: a notification for another shard is no reason to poll.
+    const seen = listener.position();
+    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [event('shard-later', other)]);
+    await eventually('the notification received', async () => listener.position() > seen, 5_000, 10);
+    assert.equal(await listener.wait(300, undefined, seen, mine), false);
+    assert.equal(await listener.wait(300, undefined, seen, notMine), true);
+  });
 });

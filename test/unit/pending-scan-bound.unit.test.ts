@@ -64,4 +64,25 @@ describe('PendingScanBound', () => {
     bound.requestFullScan();
     assert.equal(poll(bound, 1_012, [600]).fullScan, true);
   });
+
+  it('reads the holders at most once per holdersEveryMs, and the bound still moves on', () => {
+    const reads: number[] = [];
+    const polled = (bound: PendingScanBound, at: number, ids: number[]) => {
+      const { needHolders, ceiling } = bound.observePoll(bound.plan(at), { ids });
+      if (needHolders) {
+        reads.push(at);
+        bound.observeHolders(ceiling, [], at + 0.5);
+      }
+    };
+    const unthrottled = new PendingScanBound(60_000);
+    for (let at = 0; at < 100; at += 10) polled(unthrottled, at, [at + 1]);
+    assert.equal(reads.length, 10, 'without a spacing every poll of a trickle reads the holders');
+    reads.length = 0;
+
+    const bound = new PendingScanBound(60_000, 100);
+    for (let at = 0; at < 1000; at += 10) polled(bound, at, [at + 1]);
+    // The spacing runs from when a read's result arrived (here half a millisecond after its poll).
+    assert.deepEqual(reads, [0, 110, 220, 330, 440, 550, 660, 770, 880, 990]);
+    assert.ok(bound.snapshot.trusted >= 880, `the bound follows about a tenth of a second behind (trusted ${bound.snapshot.trusted})`);
+  });
 });
