@@ -5,6 +5,7 @@ import { loadConfig } from '../config/env';
 import type { RelayActivityMode } from '../workflows/relay-contract';
 import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { measureCpu, microsPerEvent } from './support/cpu-usage';
+import { committedTransactions } from './support/database-activity';
 import { probeKafkaSend } from './support/kafka-send-probe';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { profileRelayHistory } from './support/relay-history-profile';
@@ -133,6 +134,10 @@ async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool,
     const tickMs = (perTx * 1000) / rate;
     const total = rate * LATENCY_SECONDS;
     const inflight: Promise<void>[] = [];
+    // At a trickle the cost is per commit and per batch, not per event: what each event costs
+    // PostgreSQL (its transactions, the relay's polls among them) and the CPU, per process.
+    const transactionsBefore = await committedTransactions(db.pool);
+    const cpu = measureCpu(() => workers.processes.map((p) => p.child.pid!), { databaseName: db.name });
     const start = Date.now();
     for (let sent = 0, tick = 0; sent < total; sent += perTx, tick++) {
       const due = start + tick * tickMs;
@@ -155,6 +160,8 @@ async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool,
     const offeredSeconds = (Date.now() - start) / 1000;
     await waitDrained(db, 30_000, 'latency run');
     await relays.waitIdle();
+    const cpuMicrosPerEvent = microsPerEvent(cpu.stop().cpuSeconds, total);
+    const pgTransactionsPerEvent = +(((await committedTransactions(db.pool)) - transactionsBefore) / total).toFixed(2);
     const received = () => [...consumerState.committedAt.keys()].filter((id) => consumerState.appendedAt.has(id)).length;
     for (let waited = 0; received() < total && waited < 30_000; waited += 200) await sleep(200);
     const joined = [...consumerState.committedAt].flatMap(([id, c]) => (consumerState.appendedAt.has(id) ? [{ committed: c, ms: consumerState.appendedAt.get(id)! - c }] : []));
@@ -178,8 +185,10 @@ async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool,
       shards,
       batchSize,
       loadAverage1m: loadAverage()[0],
+      cpuMicrosPerEvent,
+      pgTransactionsPerEvent,
     };
-    console.log(`latency ${mode.padEnd(6)} at ${result.offeredPerSecond}/s offered: p50 ${result.p50Ms} ms, p90 ${result.p90Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms (${result.received}/${total}; load ${result.loadAverage1m}); p99 by second ${p99MsBySecond.join(' ')}`);
+    console.log(`latency ${mode.padEnd(6)} at ${result.offeredPerSecond}/s offered: p50 ${result.p50Ms} ms, p90 ${result.p90Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms (${result.received}/${total}; load ${result.loadAverage1m}); p99 by second ${p99MsBySecond.join(' ')}; ${pgTransactionsPerEvent} PostgreSQL transactions per event; CPU µs per event ${JSON.stringify(cpuMicrosPerEvent)}`);
     return { ...result, profileShard0: await profileRelayHistory(client, relays.workflowIds[0]!) };
   } finally {
     await relays.stop();
@@ -275,8 +284,10 @@ async function main() {
     } finally {
       await consumer.disconnect().catch(() => undefined);
     }
-    const latencyOf = (mode: RelayActivityMode, key: 'p50Ms' | 'p99Ms') => median(latency.filter((l) => l.mode === mode).map((l) => l[key]));
-    const latencySummary = Object.fromEntries(MODES.map((mode) => [mode, { p50MsMedian: latencyOf(mode, 'p50Ms'), p99MsMedian: latencyOf(mode, 'p99Ms') }])) as Record<RelayActivityMode, { p50MsMedian: number; p99MsMedian: number }>;
+    const latencyOf = (mode: RelayActivityMode, key: 'p50Ms' | 'p99Ms' | 'pgTransactionsPerEvent') => median(latency.filter((l) => l.mode === mode).map((l) => l[key]));
+    const latencySummary = Object.fromEntries(
+      MODES.map((mode) => [mode, { p50MsMedian: latencyOf(mode, 'p50Ms'), p99MsMedian: latencyOf(mode, 'p99Ms'), pgTransactionsPerEventMedian: latencyOf(mode, 'pgTransactionsPerEvent') }]),
+    ) as Record<RelayActivityMode, { p50MsMedian: number; p99MsMedian: number; pgTransactionsPerEventMedian: number }>;
 
     // 3. Idle cost. 4. kafkajs alone.
     const idle = await idleRun(db, client, one, quick ? 20 : 60);
@@ -296,7 +307,7 @@ async function main() {
       const t = throughputSummary.byMode[mode];
       const cpu = Object.entries(t.cpuMicrosPerEvent).map(([g, us]) => `${g} ${us}`).join(', ');
       console.log(`  ${mode}${mode === DEFAULTS.mode ? ' (default)' : ''}, batch ${DEFAULTS.batchSize}, ${DEFAULTS.shards} shards: ${t.median}/s (runs ${t.runs.join(', ')}); worker peak RSS ${t.peakRssMiB} MiB; CPU µs per event: ${cpu}`);
-      console.log(`    latency at 1,000/s: p50 ${latencySummary[mode].p50MsMedian} / p99 ${latencySummary[mode].p99MsMedian} ms`);
+      console.log(`    latency at 1,000/s: p50 ${latencySummary[mode].p50MsMedian} / p99 ${latencySummary[mode].p99MsMedian} ms; ${latencySummary[mode].pgTransactionsPerEventMedian} PostgreSQL transactions per event`);
     }
     console.log(`  session / local throughput: ${sessionOverLocal}×`);
     const loadAtEnd = loadAverage();

@@ -176,9 +176,12 @@ const settings = z.object({
    * Bytes one Kafka fetch returns at most, in all and per partition (kafkajs maxBytes,
    * maxBytesPerPartition). kafkajs decodes a whole fetch into message objects at once and keeps
    * them until every batch of it is handled, so these bound the consumer's memory; a message
-   * larger than a partition's share is still fetched whole.
+   * larger than a partition's share is still fetched whole. 2 MiB in all: against 4 MiB the
+   * worker's peak RSS was 248–255 MiB against 259–271, credits per second the same (26,600–28,012
+   * against 26,041–28,363; `BENCH_SECONDS=5 npx tsx bench/consumer.bench.ts`, four of each
+   * alternated, 2026-12-05); 1 MiB held 237–244 MiB but cost a tenth of the throughput.
    */
-  CONSUMER_FETCH_MAX_BYTES: positiveInt.min(64 * 1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
+  CONSUMER_FETCH_MAX_BYTES: positiveInt.min(64 * 1024).max(64 * 1024 * 1024).default(2 * 1024 * 1024),
   CONSUMER_FETCH_MAX_PARTITION_BYTES: positiveInt.min(16 * 1024).max(16 * 1024 * 1024).default(512 * 1024),
   CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
   CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
