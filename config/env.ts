@@ -179,7 +179,8 @@ const settings = z.object({
    * larger than a partition's share is still fetched whole. 2 MiB in all: against 4 MiB the
    * worker's peak RSS was 248–255 MiB against 259–271, credits per second the same (26,600–28,012
    * against 26,041–28,363; `BENCH_SECONDS=5 npx tsx bench/consumer.bench.ts`, four of each
-   * alternated, 2026-12-05); 1 MiB held 237–244 MiB but cost a tenth of the throughput.
+   * alternated, 2026-12-05; the full benchmark, alternated: 23,197–24,174 against 23,344–25,167,
+   * 245–254 MiB against 260–264); 1 MiB held 237–244 MiB but cost a tenth of the throughput.
    */
   CONSUMER_FETCH_MAX_BYTES: positiveInt.min(64 * 1024).max(64 * 1024 * 1024).default(2 * 1024 * 1024),
   CONSUMER_FETCH_MAX_PARTITION_BYTES: positiveInt.min(16 * 1024).max(16 * 1024 * 1024).default(512 * 1024),
