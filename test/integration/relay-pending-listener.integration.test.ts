@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import { Client } from 'pg';
 import { PendingListener } from '../../activities/relay/pending-listener';
 import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
 import { eventually } from '../../testkit/wait';
 
 // The relay's idle waits check the shard, then wait for a NOTIFY. A commit whose notification
@@ -80,5 +82,31 @@ describe('relay pending listener: a notification that arrives during the check i
     await eventually('the notification received', async () => listener.position() > seen, 5_000, 10);
     assert.equal(await listener.wait(300, undefined, seen, mine), false);
     assert.equal(await listener.wait(300, undefined, seen, notMine), true);
+  });
+
+  it('a producer login granted INSERT alone (not the outbox_producer role) still inserts, and its rows wake every shard', async () => {
+    await db.pool.query('INSERT INTO outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT DO NOTHING');
+    const user = uniqueName('t_legacy_producer').replace(/-/g, '_');
+    const password = crypto.randomBytes(18).toString('base64url');
+    // Both generated here, never user input (identifiers cannot be bound parameters).
+    await db.pool.query(`CREATE ROLE ${user} LOGIN PASSWORD '${password}'`);
+    const url = new URL(db.url);
+    url.username = user;
+    url.password = password;
+    const producer = new Client({ connectionString: url.toString() });
+    try {
+      await db.pool.query(`GRANT INSERT ON outbox_events TO ${user}`);
+      await producer.connect();
+      const layoutRead = await producer.query('SELECT shard_count FROM outbox_relay_layout').then(() => 'ok', (e: { code?: string }) => e.code);
+      assert.equal(layoutRead, '42501', 'the login cannot read the layout');
+      await listener.ensureListening();
+      const everyShard = [0, 1, 2, 3, 4, 5, 6, 7].map((shardIndex) => listener.wait(5_000, undefined, undefined, { shardIndex, shardCount: 8 }));
+      await producer.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"legacy-1","type":"payment_confirmed","account_id":1,"amount":1}')`);
+      assert.deepEqual(await Promise.all(everyShard), [true, true, true, true, true, true, true, true]);
+    } finally {
+      await producer.end().catch(() => undefined);
+      await db.pool.query(`REVOKE ALL ON outbox_events FROM ${user}`).catch(() => undefined);
+      await db.pool.query(`DROP ROLE IF EXISTS ${user}`).catch(() => undefined);
+    }
   });
 });
