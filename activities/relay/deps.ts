@@ -3,6 +3,7 @@ import type { Config } from '../../config/env';
 import type { SqlExecutor } from '../../db/executor';
 import type { BytesInFlight } from './bytes-in-flight';
 import type { PendingListener } from './pending-listener';
+import type { SharedRoundTrips } from './shared-round-trips';
 
 export interface RelayActivityDeps {
   /** A pool in a worker; a relay session passes its own connection (the one holding the shard's lock). */
@@ -12,4 +13,6 @@ export interface RelayActivityDeps {
   listener: PendingListener;
   /** Row bodies the whole process holds at once (createRelayActivities makes one per process). */
   bytesInFlight?: BytesInFlight;
+  /** The per-batch statements and Kafka requests, shared by the process's shards (createRelayActivities makes one per process). */
+  roundTrips?: SharedRoundTrips;
 }

@@ -7,6 +7,7 @@ import { createPlaceRelayShard } from './place-relay-shard';
 import { createPublishBatch } from './publish-batch';
 import { createRedriveParked } from './redrive-parked';
 import { createRelaySession } from './relay-session';
+import { createSharedRoundTrips } from './shared-round-trips';
 import { createWaitForPendingEvents } from './wait-for-pending-events';
 import type { RelayWorkerRegistry } from './worker-registry';
 
@@ -27,7 +28,11 @@ export function createRelayActivities(
 ): RelayActivities {
   // Two batches' worth: what a worker running the earlier default of 2 shards could hold, now
   // shared by however many shards it runs.
-  const deps = { ...given, bytesInFlight: given.bytesInFlight ?? new BytesInFlight(2 * given.config.relay.batchMaxBytes) };
+  const deps = {
+    ...given,
+    bytesInFlight: given.bytesInFlight ?? new BytesInFlight(2 * given.config.relay.batchMaxBytes),
+    roundTrips: given.roundTrips ?? createSharedRoundTrips(given.pool, given.producer, given.config),
+  };
   // Per process and per shard: a bound is only ever safe, so a shard that moves to another worker
   // starts there from that worker's own (older, or no) bound. (A benchmark passes its own
   // `bounds` to read them.)

@@ -1,11 +1,11 @@
 import { log } from '@temporalio/activity';
 import type { Config } from '../../config/env';
 import type { SqlExecutor } from '../../db/executor';
+import type { SharedRoundTrips } from './shared-round-trips';
 import type { BytesInFlight } from './bytes-in-flight';
 import { planByteBudget } from '../../outbox/plan-byte-budget';
 import { parkRows } from '../../outbox/queries/park-rows';
-import { readPendingRows, type PendingRow } from '../../outbox/queries/read-pending-rows';
-import { readPendingSizes } from '../../outbox/queries/read-pending-sizes';
+import type { PendingRow } from '../../outbox/queries/read-pending-rows';
 
 export interface LoadedBatch {
   /** Bodies of the id-order prefix that fits the byte budget. */
@@ -23,8 +23,8 @@ export interface LoadedBatch {
  * already knows: a batch of 2,000 rows of 900 kB would otherwise be 1.8 GB in a worker capped
  * at a 256 MB heap. Rows too large for Kafka are parked with their reason without being read.
  */
-export async function loadWithinByteBudget(pool: SqlExecutor, config: Config, ids: number[], inFlight?: BytesInFlight): Promise<LoadedBatch> {
-  const plan = planByteBudget(await readPendingSizes(pool, ids), config.relay.batchMaxBytes, config.kafka.maxMessageBytes);
+export async function loadWithinByteBudget(pool: SqlExecutor, reads: Pick<SharedRoundTrips, 'readSizes' | 'readRows'>, config: Config, ids: number[], inFlight?: BytesInFlight): Promise<LoadedBatch> {
+  const plan = planByteBudget(await reads.readSizes(ids), config.relay.batchMaxBytes, config.kafka.maxMessageBytes);
   const parkedIds: number[] = [];
   if (plan.oversized.length > 0) {
     // Permanent by nature: no retry makes a payload smaller.
@@ -35,7 +35,7 @@ export async function loadWithinByteBudget(pool: SqlExecutor, config: Config, id
   // Waits while other shards of this process hold their batches' bodies (bytes-in-flight.ts).
   const release = inFlight && plan.loadBytes > 0 ? await inFlight.acquire(plan.loadBytes) : () => undefined;
   try {
-    const rows = plan.loadIds.length > 0 ? await readPendingRows(pool, plan.loadIds) : [];
+    const rows = plan.loadIds.length > 0 ? await reads.readRows(plan.loadIds) : [];
     return { rows, parkedIds, deferred: plan.deferred, release };
   } catch (err) {
     release();

@@ -9,6 +9,7 @@ import type { PendingRow } from '../../outbox/queries/read-pending-rows';
 import { recordFailures } from '../../outbox/queries/record-failures';
 import type { RelayActivityDeps } from './deps';
 import { loadWithinByteBudget } from './load-within-budget';
+import { createSharedRoundTrips } from './shared-round-trips';
 import { describeError, isRecordRejection } from './send-errors';
 import type { PublishBatchInput, PublishBatchOutput } from './types';
 
@@ -24,20 +25,28 @@ interface Sendable {
   bytes: number;
 }
 
-export function createPublishBatch({ pool, producer, config, bytesInFlight }: RelayActivityDeps) {
+export function createPublishBatch({ pool, producer, config, bytesInFlight, roundTrips = createSharedRoundTrips(pool, producer, config) }: RelayActivityDeps) {
   // Each row goes to the topic its event type is routed to (KAFKA_TOPIC_ROUTES, else KAFKA_TOPIC).
   const topicOf = (item: Sendable) => topicForEventType(config.kafka, item.row.eventType);
 
-  /** One request for the lot, grouped by topic; id order is kept within each topic. */
-  async function send(items: Sendable[]) {
+  /**
+   * One request for the lot, grouped by topic; id order is kept within each topic. A batch's
+   * request may carry other shards' small batches too (shared-round-trips.ts); a row sent alone
+   * after a refusal goes in a request of its own, so one shard's bad row is never blamed on another.
+   */
+  async function send(items: Sendable[], { alone = false } = {}) {
     const byTopic = new Map<string, Message[]>();
+    let bytes = 0;
     for (const item of items) {
       const topic = topicOf(item);
       const list = byTopic.get(topic) ?? [];
       list.push(item.message);
       byTopic.set(topic, list);
+      bytes += item.bytes;
     }
-    await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+    if (alone) await producer.sendBatch({ acks: -1, topicMessages });
+    else await roundTrips.send({ topicMessages, bytes });
   }
 
   /**
@@ -70,7 +79,7 @@ export function createPublishBatch({ pool, producer, config, bytesInFlight }: Re
     for (const item of items) {
       if (heldKeys.has(item.message.key)) continue;
       try {
-        await send([item]);
+        await send([item], { alone: true });
         recordPublished([item.row]);
         out.sentIds.push(item.row.id);
       } catch (err) {
@@ -95,7 +104,7 @@ export function createPublishBatch({ pool, producer, config, bytesInFlight }: Re
     try {
       const out: PublishBatchOutput = { sentIds: [], parkedIds: [], failedIds: [] };
       // Bounded in bytes as well as rows; rows past the budget stay pending for the next batch.
-      const { rows, parkedIds: oversizedIds, release } = await loadWithinByteBudget(pool, config, input.ids, bytesInFlight);
+      const { rows, parkedIds: oversizedIds, release } = await loadWithinByteBudget(pool, roundTrips, config, input.ids, bytesInFlight);
       releaseBytes = release;
       out.parkedIds.push(...oversizedIds);
       const sendable: Sendable[] = [];

@@ -16,3 +16,10 @@ export async function markPublished(db: SqlExecutor, ids: number[]): Promise<num
   const { rowCount } = await db.query(MARK_PUBLISHED_SQL, [integerArrayLiteral(ids)]);
   return rowCount ?? 0;
 }
+
+/** The same mark, saying which ids it marked: a mark carrying several shards' batches at once tells each its own count. */
+export async function markPublishedReturningIds(db: SqlExecutor, ids: number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>(`${MARK_PUBLISHED_SQL} RETURNING id`, [integerArrayLiteral(ids)]);
+  return rows.map((r) => Number(r.id));
+}

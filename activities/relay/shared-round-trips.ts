@@ -1,0 +1,85 @@
+import type { Producer, TopicMessages } from 'kafkajs';
+import type { Config } from '../../config/env';
+import type { SqlExecutor } from '../../db/executor';
+import { markPublished, markPublishedReturningIds } from '../../outbox/queries/mark-published';
+import { readPendingRows, type PendingRow } from '../../outbox/queries/read-pending-rows';
+import { readPendingSizes, type PendingRowSize } from '../../outbox/queries/read-pending-sizes';
+import { CoalesceWhileInFlight } from './coalesce-while-in-flight';
+
+/** A batch's messages for Kafka, grouped by topic, and their size in bytes. */
+export interface OutgoingMessages {
+  topicMessages: TopicMessages[];
+  bytes: number;
+}
+
+/**
+ * The per-batch round trips every shard of a relay worker makes, shared by its shards: reading
+ * sizes and bodies, marking published, sending to Kafka. Small calls made while one of their kind
+ * is in flight leave together (coalesce-while-in-flight.ts), so at a trickle the shards woken by
+ * one commit share a statement of each kind and one Kafka request instead of one each. Each
+ * caller still gets only its own rows, and a shard's calls stay in its own order (it makes the
+ * next only after the last returned). The poll is not shared: it runs on the connection that
+ * holds the shard's lock.
+ */
+export interface SharedRoundTrips {
+  readSizes(ids: number[]): Promise<PendingRowSize[]>;
+  readRows(ids: number[]): Promise<PendingRow[]>;
+  markPublished(ids: number[]): Promise<number>;
+  send(messages: OutgoingMessages): Promise<void>;
+}
+
+/** Rows of one merged read handed back to the callers whose ids they are, in the rows' order. */
+function splitById<R extends { id: number }>(idLists: number[][], rows: R[]): R[][] {
+  const callerOf = new Map<number, number>();
+  idLists.forEach((ids, caller) => ids.forEach((id) => callerOf.set(id, caller)));
+  const out = idLists.map(() => [] as R[]);
+  for (const row of rows) {
+    const caller = callerOf.get(row.id);
+    if (caller !== undefined) out[caller]!.push(row);
+  }
+  return out;
+}
+
+export function createSharedRoundTrips(pool: SqlExecutor, producer: Producer, config: Config): SharedRoundTrips {
+  // A full batch goes alone; batches under a quarter of one gather, up to one batch of ids.
+  const idLimits = { weight: (ids: number[]) => ids.length, smallWeight: Math.max(1, config.relay.batchSize / 4), maxWeight: config.relay.batchSize };
+  const byIds = <R extends { id: number }>(read: (db: SqlExecutor, ids: number[]) => Promise<R[]>) =>
+    new CoalesceWhileInFlight<number[], R[]>(
+      async (idLists) => splitById(idLists, await read(pool, idLists.flat())),
+      (ids) => read(pool, ids),
+      idLimits,
+    );
+  const sizes = byIds(readPendingSizes);
+  const rows = byIds(readPendingRows);
+  const marks = new CoalesceWhileInFlight<number[], number>(
+    async (idLists) => {
+      const marked = new Set(await markPublishedReturningIds(pool, idLists.flat()));
+      return idLists.map((ids) => ids.filter((id) => marked.has(id)).length);
+    },
+    (ids) => markPublished(pool, ids),
+    idLimits,
+  );
+
+  const sendAlone = async ({ topicMessages }: OutgoingMessages) => {
+    await producer.sendBatch({ acks: -1, topicMessages });
+  };
+  // Merged requests stay within Kafka's message limit in total, so no partition's record batch
+  // in them can pass it (each caller's own messages are already cut to fit).
+  const sends = new CoalesceWhileInFlight<OutgoingMessages, void>(
+    async (batches) => {
+      const byTopic = new Map<string, TopicMessages['messages']>();
+      for (const { topicMessages } of batches) for (const { topic, messages } of topicMessages) byTopic.set(topic, [...(byTopic.get(topic) ?? []), ...messages]);
+      await sendAlone({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })), bytes: 0 });
+      return batches.map(() => undefined);
+    },
+    sendAlone,
+    { weight: (m) => m.bytes, smallWeight: config.kafka.maxMessageBytes / 4, maxWeight: config.kafka.maxMessageBytes },
+  );
+
+  return {
+    readSizes: (ids) => sizes.call(ids),
+    readRows: (ids) => rows.call(ids),
+    markPublished: (ids) => marks.call(ids),
+    send: (messages) => sends.call(messages),
+  };
+}
