@@ -10,6 +10,7 @@ import { applySearchAttributes } from './apply-search-attributes';
 import type { InFlightBatches } from './batch-hand-off';
 import { chunkEnds, eventBytes } from './chunk-bounds';
 import type { PartitionSequence } from './partition-sequence';
+import { OffsetCommitGathering } from './offset-commit-gathering';
 import { countSkippedEvents } from './count-skipped-events';
 import type { EventCoalescer, RunApplyWorkflow, ChunkEvents } from './event-coalescer';
 import type { HandlerRegistry } from './handler';
@@ -110,6 +111,8 @@ async function startAndWait(client: Client, taskQueue: string, workflowId: strin
  * commits nothing by itself (the worker runs it with autoCommit off).
  */
 export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: ChunkOutcome) => void) {
+  // The partitions whose chunks one flight applied commit in one request.
+  const offsetCommits = new OffsetCommitGathering();
   return async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     const generation = deps.generation();
@@ -124,7 +127,7 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
       if (!owned()) return;
       const offset = (BigInt(outcome.lastOffset) + 1n).toString();
       try {
-        await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset }] }] });
+        await offsetCommits.commit(commitOffsetsIfNecessary, batch.topic, batch.partition, offset);
       } catch (err) {
         // The effects are already durable; the next chunk's commit covers this one, and a crash
         // before it only means a redelivery that the inbox absorbs. Usually a rebalance.
@@ -144,8 +147,10 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
         resolveOffset(messages[messages.length - 1]!.offset);
       }
       // A large fetch (a backlog) returns once the previous one is applied, so that kafkajs
-      // fetches the next while this one flies; a small one (low load) is applied first.
-      await (batch.messages.length >= deps.fetchAheadMinEvents ? previousFetch : deps.sequence.committed(partitionKey, generation));
+      // fetches the next while this one flies; a small one (low load) is applied first. Its
+      // commit is not waited for: it follows in order all the same, and kafkajs fetches again
+      // meanwhile instead of after a round trip to the group coordinator.
+      await (batch.messages.length >= deps.fetchAheadMinEvents ? previousFetch : deps.sequence.applied(partitionKey, generation));
     });
   };
 }

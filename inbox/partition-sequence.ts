@@ -26,6 +26,11 @@ const SETTLED: Omit<Chain, 'generation'> = { applied: Promise.resolve(true), com
 export class PartitionSequence {
   private readonly chains = new Map<string, Chain>();
 
+  /** Settles once the partition's chunks handed out so far are applied (true) or one was abandoned (false); their commits may still be on their way. */
+  applied(partitionKey: string, generation: number): Promise<boolean> {
+    return this.last(partitionKey, generation).applied;
+  }
+
   /** Settles once the partition's chunks handed out so far are applied and committed (true) or one was abandoned (false). */
   committed(partitionKey: string, generation: number): Promise<boolean> {
     return this.last(partitionKey, generation).committed;

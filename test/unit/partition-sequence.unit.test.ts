@@ -114,4 +114,24 @@ describe('partition sequence', () => {
     await draining;
     assert.equal(drained, true);
   });
+
+  it('applied settles once the chunk is applied, while its commit is still on its way', async () => {
+    const sequence = new PartitionSequence();
+    let commitSent!: () => void;
+    const chunk = pendingChunk('49');
+    sequence.add('t|0', 1, chunk.apply, () => new Promise<void>((resolve) => (commitSent = resolve)));
+    let applied = false;
+    let committed = false;
+    void sequence.applied('t|0', 1).then(() => (applied = true));
+    void sequence.committed('t|0', 1).then(() => (committed = true));
+    await turn();
+    assert.equal(applied, false, 'not before the chunk is applied');
+    chunk.finish();
+    await turn();
+    assert.equal(applied, true);
+    assert.equal(committed, false, 'the commit is still in flight');
+    commitSent();
+    await turn();
+    assert.equal(committed, true);
+  });
 });
