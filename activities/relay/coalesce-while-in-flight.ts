@@ -1,7 +1,9 @@
 /**
  * Group commit for one kind of round trip: a call made while another call of its kind is in
  * flight waits for it and then leaves together with every call that gathered meanwhile, as one
- * round trip. A call with nothing in flight leaves at once, so a lone call waits for nothing.
+ * round trip. A call with nothing in flight leaves at the end of the current turn of the event
+ * loop, with whatever else was called in that turn (shards whose replies arrived together): a
+ * lone call waits for no other round trip.
  *
  * Why: at a trickle the relay's shards of one process wake on the same notification, each with
  * a batch of one or two rows, and each paid its own statements and Kafka request; on these
@@ -28,7 +30,8 @@ export class CoalesceWhileInFlight<In, Out> {
     if (weight >= this.limits.smallWeight) return this.runAlone(input);
     return new Promise<Out>((resolve, reject) => {
       this.queue.push({ input, weight, resolve, reject });
-      this.leave();
+      // The first call of a gathering leaves once this turn's I/O callbacks have run.
+      if (this.queue.length === 1 && !this.flying) setImmediate(() => this.leave());
     });
   }
 

@@ -15,10 +15,21 @@ function manualRoundTrips() {
 const turn = () => new Promise((r) => setImmediate(r));
 
 describe('CoalesceWhileInFlight (group commit of the relay shards’ round trips)', () => {
-  it('sends a lone call at once, and the calls made while it flies together in the next round trip', async () => {
+  it('gathers the calls of one turn into one round trip', async () => {
+    const { trips, coalescer } = manualRoundTrips();
+    const calls = [coalescer.call([1]), coalescer.call([2])];
+    assert.equal(trips.length, 0);
+    await turn();
+    assert.deepEqual(trips[0]!.inputs, [[1], [2]]);
+    trips[0]!.finish();
+    assert.deepEqual(await Promise.all(calls), [1, 2]);
+  });
+
+  it('sends a lone call at the end of its turn, and the calls made while it flies together in the next round trip', async () => {
     const { trips, coalescer } = manualRoundTrips();
     const first = coalescer.call([1]);
-    assert.equal(trips.length, 1, 'nothing in flight: leaves at once');
+    await turn();
+    assert.equal(trips.length, 1, 'nothing in flight: leaves at the end of the turn');
     const second = coalescer.call([2, 3]);
     const third = coalescer.call([4]);
     await turn();
@@ -34,6 +45,7 @@ describe('CoalesceWhileInFlight (group commit of the relay shards’ round trips
   it('sends a large call on its own, beside a flight in progress', async () => {
     const { trips, coalescer } = manualRoundTrips();
     void coalescer.call([1]);
+    await turn();
     const large = coalescer.call([1, 1, 1, 1, 1]);
     assert.equal(trips.length, 2, 'a call of smallWeight or more does not wait');
     trips[1]!.finish();
@@ -43,6 +55,7 @@ describe('CoalesceWhileInFlight (group commit of the relay shards’ round trips
   it('gathers no more than maxWeight into one round trip', async () => {
     const { trips, coalescer } = manualRoundTrips();
     void coalescer.call([0]);
+    await turn();
     const waiting = [coalescer.call([1, 1, 1]), coalescer.call([2, 2, 2]), coalescer.call([3])];
     trips[0]!.finish();
     await turn();
@@ -57,6 +70,7 @@ describe('CoalesceWhileInFlight (group commit of the relay shards’ round trips
   it('fails every call a failed round trip carried, and goes on with the next', async () => {
     const { trips, coalescer } = manualRoundTrips();
     void coalescer.call([0]);
+    await turn();
     const a = coalescer.call([1]);
     const b = coalescer.call([2]);
     trips[0]!.finish();
@@ -65,6 +79,7 @@ describe('CoalesceWhileInFlight (group commit of the relay shards’ round trips
     await assert.rejects(a, /connection reset/);
     await assert.rejects(b, /connection reset/);
     const c = coalescer.call([7]);
+    await turn();
     assert.equal(trips.length, 3, 'the failure leaves nothing in flight');
     trips[2]!.finish();
     assert.equal(await c, 7);
