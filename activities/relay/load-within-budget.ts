@@ -24,7 +24,8 @@ export interface LoadedBatch {
  * at a 256 MB heap. Rows too large for Kafka are parked with their reason without being read.
  */
 export async function loadWithinByteBudget(pool: SqlExecutor, reads: Pick<SharedRoundTrips, 'readSizes' | 'readRows'>, config: Config, ids: number[], inFlight?: BytesInFlight): Promise<LoadedBatch> {
-  const plan = planByteBudget(await reads.readSizes(ids), config.relay.batchMaxBytes, config.kafka.maxMessageBytes);
+  const sizes = await reads.readSizes(ids);
+  const plan = planByteBudget(sizes, config.relay.batchMaxBytes, config.kafka.maxMessageBytes);
   const parkedIds: number[] = [];
   if (plan.oversized.length > 0) {
     // Permanent by nature: no retry makes a payload smaller.
@@ -35,7 +36,10 @@ export async function loadWithinByteBudget(pool: SqlExecutor, reads: Pick<Shared
   // Waits while other shards of this process hold their batches' bodies (bytes-in-flight.ts).
   const release = inFlight && plan.loadBytes > 0 ? await inFlight.acquire(plan.loadBytes) : () => undefined;
   try {
-    const rows = plan.loadIds.length > 0 ? await reads.readRows(plan.loadIds) : [];
+    // Small rows came with their sizes (shared-round-trips.ts); others are read now, within the budget.
+    const toLoad = new Set(plan.loadIds);
+    const came = sizes.flatMap((s) => (s.row && toLoad.has(s.id) ? [s.row] : []));
+    const rows = came.length === plan.loadIds.length ? came : await reads.readRows(plan.loadIds);
     return { rows, parkedIds, deferred: plan.deferred, release };
   } catch (err) {
     release();

@@ -22,6 +22,7 @@ export interface OutgoingMessages {
  * holds the shard's lock.
  */
 export interface SharedRoundTrips {
+  /** Sizes, with each row's body when the rows read together were small. */
   readSizes(ids: number[]): Promise<PendingRowSize[]>;
   readRows(ids: number[]): Promise<PendingRow[]>;
   markPublished(ids: number[]): Promise<number>;
@@ -40,6 +41,12 @@ function splitById<R extends { id: number }>(idLists: number[][], rows: R[]): R[
   return out;
 }
 
+// A statement reading sizes brings the bodies along when they add up to at most this (or the
+// batch byte budget, if smaller): one statement instead of two for a batch of small rows. What is
+// read this way is held before the process-wide budget is asked (bytes-in-flight.ts), so it is
+// kept small: 8 shards' worth is 8 MiB at most.
+const BODIES_WITH_SIZES_UP_TO_BYTES = 1024 * 1024;
+
 export function createSharedRoundTrips(pool: SqlExecutor, producer: Producer, config: Config): SharedRoundTrips {
   // A full batch goes alone; batches under a quarter of one gather, up to one batch of ids.
   const idLimits = { weight: (ids: number[]) => ids.length, smallWeight: Math.max(1, config.relay.batchSize / 4), maxWeight: config.relay.batchSize };
@@ -49,7 +56,8 @@ export function createSharedRoundTrips(pool: SqlExecutor, producer: Producer, co
       (ids) => read(pool, ids),
       idLimits,
     );
-  const sizes = byIds(readPendingSizes);
+  const bodiesUpTo = Math.min(BODIES_WITH_SIZES_UP_TO_BYTES, config.relay.batchMaxBytes);
+  const sizes = byIds((db, ids) => readPendingSizes(db, ids, bodiesUpTo));
   const rows = byIds(readPendingRows);
   const marks = new CoalesceWhileInFlight<number[], number>(
     async (idLists) => {

@@ -1,27 +1,34 @@
 import type { SqlExecutor } from '../../db/executor';
 
 /**
- * Bodies of the given outbox ids that are still pending, in id order. The checks the relay
- * needs are done here, in SQL, so Node never parses the payload: it is forwarded as the text
- * PostgreSQL renders, and only its type, event id and size are inspected.
- * Rows already published or parked in the meantime are simply not returned (nothing to send).
+ * What the relay reads of a pending row to send it, over `outbox_events` aliased `e`. The checks
+ * the relay needs are done here, in SQL, so Node never parses the payload: it is forwarded as the
+ * text PostgreSQL renders, and only its type, event id and size are inspected.
+ */
+export const PENDING_ROW_COLUMNS: [expression: string, name: string][] = [
+  ['e.event_type', 'event_type'],
+  [`coalesce(e.event_key, e.payload ->> 'account_id', e.payload ->> 'event_id')`, 'message_key'],
+  ['e.headers', 'headers'],
+  ['e.created_at', 'created_at'],
+  ['e.attempts', 'attempts'],
+  ['jsonb_typeof(e.payload)', 'payload_kind'],
+  [`CASE WHEN jsonb_typeof(e.payload -> 'event_id') = 'string' THEN e.payload ->> 'event_id' END`, 'event_id'],
+  [`e.payload ->> 'type'`, 'payload_type'],
+  ['e.payload::text', 'value'],
+];
+
+/**
+ * Bodies of the given outbox ids that are still pending, in id order. Rows already published or
+ * parked in the meantime are simply not returned (nothing to send).
  */
 export const READ_PENDING_ROWS_SQL = `
-  SELECT id,
-         event_type,
-         coalesce(event_key, payload ->> 'account_id', payload ->> 'event_id') AS message_key,
-         headers,
-         created_at,
-         attempts,
-         jsonb_typeof(payload) AS payload_kind,
-         CASE WHEN jsonb_typeof(payload -> 'event_id') = 'string' THEN payload ->> 'event_id' END AS event_id,
-         payload ->> 'type' AS payload_type,
-         payload::text AS value
-    FROM outbox_events
-   WHERE id = ANY($1::bigint[])
-     AND published_at IS NULL
-     AND parked_at IS NULL
-   ORDER BY id`;
+  SELECT e.id,
+         ${PENDING_ROW_COLUMNS.map(([expression, name]) => `${expression} AS ${name}`).join(',\n         ')}
+    FROM outbox_events e
+   WHERE e.id = ANY($1::bigint[])
+     AND e.published_at IS NULL
+     AND e.parked_at IS NULL
+   ORDER BY e.id`;
 
 export interface PendingRow {
   id: number;
@@ -37,20 +44,22 @@ export interface PendingRow {
   value: string;
 }
 
-export async function readPendingRows(db: SqlExecutor, ids: number[]): Promise<PendingRow[]> {
-  const { rows } = await db.query<{
-    id: string;
-    event_type: string;
-    message_key: string | null;
-    headers: Record<string, unknown> | null;
-    created_at: Date;
-    attempts: number;
-    payload_kind: string;
-    event_id: string | null;
-    payload_type: string | null;
-    value: string;
-  }>(READ_PENDING_ROWS_SQL, [ids]);
-  return rows.map((r) => ({
+/** A result row carrying PENDING_ROW_COLUMNS, as PostgreSQL returns it. */
+export interface PendingRowColumns {
+  id: string;
+  event_type: string;
+  message_key: string | null;
+  headers: Record<string, unknown> | null;
+  created_at: Date;
+  attempts: number;
+  payload_kind: string;
+  event_id: string | null;
+  payload_type: string | null;
+  value: string;
+}
+
+export function toPendingRow(r: PendingRowColumns): PendingRow {
+  return {
     id: Number(r.id),
     eventType: r.event_type,
     messageKey: r.message_key,
@@ -61,5 +70,10 @@ export async function readPendingRows(db: SqlExecutor, ids: number[]): Promise<P
     eventId: r.event_id,
     payloadType: r.payload_type,
     value: r.value,
-  }));
+  };
+}
+
+export async function readPendingRows(db: SqlExecutor, ids: number[]): Promise<PendingRow[]> {
+  const { rows } = await db.query<PendingRowColumns>(READ_PENDING_ROWS_SQL, [ids]);
+  return rows.map(toPendingRow);
 }
