@@ -16,3 +16,6 @@ export interface RelayActivityDeps {
   /** The per-batch statements and Kafka requests, shared by the process's shards (createRelayActivities makes one per process). */
   roundTrips?: SharedRoundTrips;
 }
+
+/** What the publish and mark steps get: the process's one set of shared round trips, never one of their own. */
+export type RelayStepDeps = RelayActivityDeps & { roundTrips: SharedRoundTrips };

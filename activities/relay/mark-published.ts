@@ -1,8 +1,7 @@
-import type { RelayActivityDeps } from './deps';
-import { createSharedRoundTrips } from './shared-round-trips';
+import type { RelayStepDeps } from './deps';
 import type { MarkPublishedInput, MarkPublishedOutput } from './types';
 
-export function createMarkPublished({ pool, producer, config, roundTrips = createSharedRoundTrips(pool, producer, config) }: RelayActivityDeps) {
+export function createMarkPublished({ roundTrips }: RelayStepDeps) {
   return async function markPublished(input: MarkPublishedInput): Promise<MarkPublishedOutput> {
     return { marked: await roundTrips.markPublished(input.ids) };
   };

@@ -7,9 +7,8 @@ import { toKafkaMessage, type OutboxKafkaMessage } from '../../outbox/kafka-mess
 import { parkRows } from '../../outbox/queries/park-rows';
 import type { PendingRow } from '../../outbox/queries/read-pending-rows';
 import { recordFailures } from '../../outbox/queries/record-failures';
-import type { RelayActivityDeps } from './deps';
+import type { RelayStepDeps } from './deps';
 import { loadWithinByteBudget } from './load-within-budget';
-import { createSharedRoundTrips } from './shared-round-trips';
 import { describeError, isRecordRejection } from './send-errors';
 import type { PublishBatchInput, PublishBatchOutput } from './types';
 
@@ -25,7 +24,7 @@ interface Sendable {
   bytes: number;
 }
 
-export function createPublishBatch({ pool, producer, config, bytesInFlight, roundTrips = createSharedRoundTrips(pool, producer, config) }: RelayActivityDeps) {
+export function createPublishBatch({ pool, config, bytesInFlight, roundTrips }: RelayStepDeps) {
   // Each row goes to the topic its event type is routed to (KAFKA_TOPIC_ROUTES, else KAFKA_TOPIC).
   const topicOf = (item: Sendable) => topicForEventType(config.kafka, item.row.eventType);
 
@@ -45,8 +44,7 @@ export function createPublishBatch({ pool, producer, config, bytesInFlight, roun
       bytes += item.bytes;
     }
     const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
-    if (alone) await producer.sendBatch({ acks: -1, topicMessages });
-    else await roundTrips.send({ topicMessages, bytes });
+    await (alone ? roundTrips.sendAlone(topicMessages) : roundTrips.send({ topicMessages, bytes }));
   }
 
   /**

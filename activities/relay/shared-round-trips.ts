@@ -15,8 +15,9 @@ export interface OutgoingMessages {
 /**
  * The per-batch round trips every shard of a relay worker makes, shared by its shards: reading
  * sizes and bodies, marking published, sending to Kafka. Small calls made in one turn of the
- * event loop, or while one of their kind is in flight, leave together (coalesce-while-in-flight.ts), so at a trickle the shards woken by
- * one commit share a statement of each kind and one Kafka request instead of one each. Each
+ * event loop, or while one of their kind is in flight, leave together (coalesce-while-in-flight.ts),
+ * so at a trickle the shards woken by one commit share a statement of each kind and one Kafka
+ * request instead of one each. Each
  * caller still gets only its own rows, and a shard's calls stay in its own order (it makes the
  * next only after the last returned). The poll is not shared: it runs on the connection that
  * holds the shard's lock.
@@ -27,6 +28,8 @@ export interface SharedRoundTrips {
   readRows(ids: number[]): Promise<PendingRow[]>;
   markPublished(ids: number[]): Promise<number>;
   send(messages: OutgoingMessages): Promise<void>;
+  /** One request of its own (a row sent alone after Kafka refused a batch: never blamed on another shard's row). */
+  sendAlone(topicMessages: TopicMessages[]): Promise<void>;
 }
 
 /** Rows of one merged read handed back to the callers whose ids they are, in the rows' order. */
@@ -68,7 +71,7 @@ export function createSharedRoundTrips(pool: SqlExecutor, producer: Producer, co
     idLimits,
   );
 
-  const sendAlone = async ({ topicMessages }: OutgoingMessages) => {
+  const sendNow = async (topicMessages: TopicMessages[]) => {
     await producer.sendBatch({ acks: -1, topicMessages });
   };
   // Merged requests stay within Kafka's message limit in total, so no partition's record batch
@@ -76,11 +79,17 @@ export function createSharedRoundTrips(pool: SqlExecutor, producer: Producer, co
   const sends = new CoalesceWhileInFlight<OutgoingMessages, void>(
     async (batches) => {
       const byTopic = new Map<string, TopicMessages['messages']>();
-      for (const { topicMessages } of batches) for (const { topic, messages } of topicMessages) byTopic.set(topic, [...(byTopic.get(topic) ?? []), ...messages]);
-      await sendAlone({ topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })), bytes: 0 });
+      for (const { topicMessages } of batches) {
+        for (const { topic, messages } of topicMessages) {
+          const list = byTopic.get(topic) ?? [];
+          list.push(...messages);
+          byTopic.set(topic, list);
+        }
+      }
+      await sendNow([...byTopic].map(([topic, messages]) => ({ topic, messages })));
       return batches.map(() => undefined);
     },
-    sendAlone,
+    (batch) => sendNow(batch.topicMessages),
     { weight: (m) => m.bytes, smallWeight: config.kafka.maxMessageBytes / 4, maxWeight: config.kafka.maxMessageBytes },
   );
 
@@ -89,5 +98,6 @@ export function createSharedRoundTrips(pool: SqlExecutor, producer: Producer, co
     readRows: (ids) => rows.call(ids),
     markPublished: (ids) => marks.call(ids),
     send: (messages) => sends.call(messages),
+    sendAlone: sendNow,
   };
 }
