@@ -1,5 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import { Client } from 'pg';
+import { pinPollPlan } from '../../outbox/queries/poll-plan-settings';
 import { releaseShardLock, tryShardLock } from '../../outbox/queries/shard-lock';
 import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
@@ -20,6 +21,12 @@ const LOCK_RETRY_MS = 500;
 // The status's pending and parked counts, refreshed at most this often (and after a batch parked
 // rows): at a trickle every batch is short, and counting after each was a query per batch.
 const BACKLOG_COUNT_EVERY_MS = 1_000;
+// The count walks every pending row of the table up to its cap (the shard filter is not in the
+// index), so its cost grows with the backlog: 25 ms per count at 200,000 pending, a fifth of a
+// core for 8 shards counting once a second. While a shard has more than this many batches
+// pending, its count is refreshed only every LARGE_BACKLOG_COUNT_EVERY_MS.
+const LARGE_BACKLOG_BATCHES = 10;
+const LARGE_BACKLOG_COUNT_EVERY_MS = 10_000;
 // The shard count is checked against outbox_relay_layout before the first fetch and then this
 // often. The layout changes only by a reshard, which stops every session first; the check is for
 // a relay started with another count by mistake, which fails at its first fetch either way.
@@ -88,6 +95,9 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
     };
     try {
       await client.connect();
+      // This connection runs the shard's polls and counts: their plan is pinned to the pending
+      // index (poll-plan-settings.ts says why the planner goes wrong under a large backlog).
+      await pinPollPlan(client);
       while (!(locked = await tryShardLock(client, shardIndex))) {
         if (ending.signal.aborted) return out;
         await abortableSleep(LOCK_RETRY_MS, ending.signal);
@@ -102,6 +112,7 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       let countedAt = Number.NEGATIVE_INFINITY;
       let layoutCheckedAt = Number.NEGATIVE_INFINITY;
       let parkedSinceCount = false;
+      const countEveryMs = () => ((out.backlog?.pending ?? 0) > LARGE_BACKLOG_BATCHES * input.batchSize ? LARGE_BACKLOG_COUNT_EVERY_MS : BACKLOG_COUNT_EVERY_MS);
       // The listener's position before a poll whose batch went out whole: set, the next poll waits for a notification after it.
       let caughtUpAt: number | undefined;
       // A short grace before handing the shard back to the workflow's idle wait: at a steady
@@ -114,6 +125,35 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
         const left = drainedAt - Date.now();
         return left > 0 && (await listener.wait(left, ending.signal, since, { shardIndex, shardCount }));
       };
+      /**
+       * One poll of the shard, skipping what is still in flight (`inFlight`: the batch being sent,
+       * and the batch being marked). LISTEN is active and its position taken before the poll: a
+       * row the poll's snapshot misses has a notification after `seen`, so an empty poll can wait.
+       */
+      const poll = async (inFlight: number[]) => {
+        await listener.ensureListening();
+        const seen = listener.position();
+        const checkLayout = Date.now() - layoutCheckedAt >= LAYOUT_CHECK_EVERY_MS;
+        if (checkLayout) layoutCheckedAt = Date.now();
+        const { ids, backlog } = await fetchPendingBatch({
+          shardIndex,
+          shardCount,
+          limit: input.batchSize,
+          countBacklog: parkedSinceCount || Date.now() - countedAt >= countEveryMs(),
+          countWhenShort: false,
+          checkLayout,
+          ...(inFlight.length > 0 ? { excludeIds: inFlight } : {}),
+        });
+        if (backlog) {
+          out.backlog = backlog;
+          countedAt = Date.now();
+          parkedSinceCount = false;
+        }
+        return { ids, seen };
+      };
+      // The next batch's poll, started while a full batch is being sent (a full batch means the
+      // shard has more). Sends stay one at a time, in id order; the poll is what overlaps.
+      let nextPoll: Promise<Awaited<ReturnType<typeof poll>>> | undefined;
       progress.state = 'running';
       while (!ending.signal.aborted) {
         if (input.maxBatches !== undefined && out.batches >= input.maxBatches) {
@@ -128,26 +168,9 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
             break;
           }
         }
-        // LISTEN is active and its position taken before the fetch: a row the fetch's snapshot
-        // misses has a notification after this position, so an empty fetch can simply wait.
-        await listener.ensureListening();
-        const seen = listener.position();
-        const checkLayout = Date.now() - layoutCheckedAt >= LAYOUT_CHECK_EVERY_MS;
-        const { ids, backlog } = await fetchPendingBatch({
-          shardIndex,
-          shardCount,
-          limit: input.batchSize,
-          countBacklog: parkedSinceCount || Date.now() - countedAt >= BACKLOG_COUNT_EVERY_MS,
-          countWhenShort: false,
-          checkLayout,
-          ...(marking ? { excludeIds: marking.ids } : {}),
-        });
-        if (checkLayout) layoutCheckedAt = Date.now();
-        if (backlog) {
-          out.backlog = backlog;
-          countedAt = Date.now();
-          parkedSinceCount = false;
-        }
+        const polled = nextPoll ?? poll(marking?.ids ?? []);
+        nextPoll = undefined;
+        const { ids, seen } = await polled;
         if (ids.length === 0) {
           if (!(await notifiedWithinGrace(seen))) {
             end('drained');
@@ -156,7 +179,14 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
           continue;
         }
         drainedAt = undefined;
-        const result = await publishBatch({ shardIndex, ids });
+        const publishing = publishBatch({ shardIndex, ids });
+        const budgetLeft = input.maxBatches === undefined || out.batches + 1 < input.maxBatches;
+        if (ids.length === input.batchSize && budgetLeft) {
+          nextPoll = poll([...(marking?.ids ?? []), ...ids]);
+          // Handled here too: a session that ends before using it (a failed send, a stop) drops it.
+          nextPoll.catch(() => undefined);
+        }
+        const result = await publishing;
         await finishMarking();
         out.batches += 1;
         out.parked += result.parkedIds.length;
@@ -173,9 +203,14 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
             }),
           };
         }
+        const wentOutWhole = result.sentIds.length + result.parkedIds.length === ids.length;
+        // The next poll skipped this whole batch. Rows of it still pending (past the byte budget,
+        // or refused for now with their key held back) come before any later row of their key:
+        // its result is dropped and the shard polled again.
+        if (!wentOutWhole) nextPoll = undefined;
         // A short batch that went out whole was everything pending at its poll: a row committed
         // since has its notification after `seen`, so polling again at once would find nothing.
-        if (ids.length < input.batchSize && result.sentIds.length + result.parkedIds.length === ids.length) caughtUpAt = seen;
+        if (ids.length < input.batchSize && wentOutWhole) caughtUpAt = seen;
         if (result.sentIds.length === 0 && result.parkedIds.length === 0 && result.failedIds.length > 0) {
           failureStreak += 1;
           progress.state = 'backing-off';

@@ -1,4 +1,6 @@
+import { Pool } from 'pg';
 import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../../outbox/queries/fetch-pending-ids';
+import { pinPollPlan } from '../../outbox/queries/poll-plan-settings';
 import type { SqlExecutor } from '../../db/executor';
 import { CREATE_PENDING_INDEX_SQL, PENDING_INDEX_NAME, pendingIndexState } from './pending-index';
 import { result, type Check, type Problem } from '../types';
@@ -29,19 +31,32 @@ export interface PollPlan {
   planningMs: number;
 }
 
-/** EXPLAIN (ANALYZE, FORMAT JSON) of the relay's own poll text with the relay's own parameters. */
+/**
+ * EXPLAIN (ANALYZE, FORMAT JSON) of the relay's own poll text with the relay's own parameters and
+ * planner settings (poll-plan-settings.ts: a relay session pins them on its connection), in a
+ * transaction of one connection that is rolled back, so the settings end with it.
+ */
 export async function explainPoll(db: SqlExecutor, params: { shardCount: number; shardIndex: number; limit: number }): Promise<PollPlan> {
+  const client = db instanceof Pool ? await db.connect() : undefined;
+  const conn: SqlExecutor = client ?? db;
   const runs: PollPlan[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const { rows } = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${FETCH_PENDING_IDS_SQL}`, [params.shardCount, params.shardIndex, params.limit, FROM_THE_BEGINNING]);
-    const explained = rows[0]!['QUERY PLAN'][0] as { Plan: PlanNode; 'Execution Time': number; 'Planning Time': number };
-    const touching = nodes(explained.Plan).filter((n) => n['Relation Name'] === 'outbox_events' || n['Index Name'] !== undefined);
-    runs.push({
-      usesPendingIndex: touching.some((n) => n['Index Name'] === PENDING_INDEX_NAME),
-      access: touching.map((n) => (n['Index Name'] ? `${n['Node Type']} using ${n['Index Name']}` : n['Node Type'])),
-      executionMs: explained['Execution Time'],
-      planningMs: explained['Planning Time'],
-    });
+  try {
+    await conn.query('BEGIN');
+    await pinPollPlan(conn, 'transaction');
+    for (let i = 0; i < RUNS; i++) {
+      const { rows } = await conn.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${FETCH_PENDING_IDS_SQL}`, [params.shardCount, params.shardIndex, params.limit, FROM_THE_BEGINNING]);
+      const explained = rows[0]!['QUERY PLAN'][0] as { Plan: PlanNode; 'Execution Time': number; 'Planning Time': number };
+      const touching = nodes(explained.Plan).filter((n) => n['Relation Name'] === 'outbox_events' || n['Index Name'] !== undefined);
+      runs.push({
+        usesPendingIndex: touching.some((n) => n['Index Name'] === PENDING_INDEX_NAME),
+        access: touching.map((n) => (n['Index Name'] ? `${n['Node Type']} using ${n['Index Name']}` : n['Node Type'])),
+        executionMs: explained['Execution Time'],
+        planningMs: explained['Planning Time'],
+      });
+    }
+  } finally {
+    await conn.query('ROLLBACK').catch(() => undefined);
+    client?.release();
   }
   return runs.reduce((best, r) => (r.executionMs < best.executionMs ? r : best));
 }

@@ -66,29 +66,36 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
     assert.equal((await listParked(db.pool)).length, 2);
   });
 
-  it('retries a row the broker refuses a bounded number of times, then parks it; its key waits, other keys flow', async () => {
-    // The topic accepts less than the relay believes: Kafka itself refuses the big row.
-    topic = await createSmallMessageTopic(4096);
-    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic, { RELAY_MAX_ATTEMPTS: '3' }));
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload, event_key) VALUES
-      ('t', '{"event_id":"a-1"}', 'a'),
-      ('t', jsonb_build_object('event_id', 'a-2-big', 'blob', repeat('x', 10000)), 'a'),
-      ('t', '{"event_id":"a-3"}', 'a'),
-      ('t', '{"event_id":"b-1"}', 'b'),
-      ('t', '{"event_id":"b-2"}', 'b')`);
-    await startShard(temporal.client, relay.taskQueue, { batchSize: 10 });
-    await eventually('nothing pending', async () => (await pendingCount()) === 0, 90_000);
+  // Batch size 2: the first batch (a-1, a-2-big) is full, so the session polls the next one
+  // (a-3, b-1) while it is sent; that poll skipped a-2, so it must be dropped when a-2 is refused.
+  for (const batchSize of [10, 2]) {
+    it(`retries a row the broker refuses a bounded number of times, then parks it; its key waits, other keys flow (batch size ${batchSize})`, async () => {
+      // The topic accepts less than the relay believes: Kafka itself refuses the big row.
+      topic = await createSmallMessageTopic(4096);
+      relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic, { RELAY_MAX_ATTEMPTS: '3' }));
+      await db.pool.query(`INSERT INTO outbox_events (event_type, payload, event_key) VALUES
+        ('t', '{"event_id":"a-1"}', 'a'),
+        ('t', jsonb_build_object('event_id', 'a-2-big', 'blob', repeat('x', 10000)), 'a'),
+        ('t', '{"event_id":"a-3"}', 'a'),
+        ('t', '{"event_id":"b-1"}', 'b'),
+        ('t', '{"event_id":"b-2"}', 'b')`);
+      await startShard(temporal.client, relay.taskQueue, { batchSize });
+      await eventually('nothing pending', async () => (await pendingCount()) === 0, 90_000);
 
-    const parked = await listParked(db.pool);
-    assert.equal(parked.length, 1);
-    assert.equal(parked[0]!.attempts, 3, 'parked after exactly RELAY_MAX_ATTEMPTS refusals');
-    assert.match(parked[0]!.lastError!, /kafka refused the message/i);
-    const messages = await readWholeTopic(topic.topic);
-    const sent = messages.map((m) => m.headers[HEADERS.eventId]);
-    assert.deepEqual([...sent].sort(), ['a-1', 'a-3', 'b-1', 'b-2']);
-    const a = messages.filter((m) => m.key === 'a').map((m) => m.headers[HEADERS.eventId]);
-    assert.deepEqual(a, ['a-1', 'a-3'], 'a-3 waited behind a-2 until a-2 was parked');
-  });
+      const parked = await listParked(db.pool);
+      assert.equal(parked.length, 1);
+      assert.equal(parked[0]!.attempts, 3, 'parked after exactly RELAY_MAX_ATTEMPTS refusals');
+      assert.match(parked[0]!.lastError!, /kafka refused the message/i);
+      const messages = await readWholeTopic(topic.topic);
+      const sent = messages.map((m) => m.headers[HEADERS.eventId]);
+      assert.deepEqual([...sent].sort(), ['a-1', 'a-3', 'b-1', 'b-2']);
+      const a = messages.filter((m) => m.key === 'a').map((m) => m.headers[HEADERS.eventId]);
+      assert.deepEqual(a, ['a-1', 'a-3']);
+      // a-2 never reaches Kafka, so the topic alone cannot show a-3 waited: the table can.
+      const { rows } = await db.pool.query(`SELECT (SELECT published_at FROM outbox_events WHERE payload->>'event_id' = 'a-3') >= (SELECT parked_at FROM outbox_events WHERE payload->>'event_id' = 'a-2-big') AS waited`);
+      assert.equal(rows[0].waited, true, 'a-3 was published only after a-2 was parked');
+    });
+  }
 
   it('publishes each key in commit order while concurrent producers commit out of id order', async () => {
     topic = await createTestTopic(4);

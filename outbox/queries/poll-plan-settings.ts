@@ -1,0 +1,34 @@
+import type { SqlExecutor } from '../../db/executor';
+
+/**
+ * Planner settings for the relay's poll and backlog count, pinning them to the pending index.
+ *
+ * Why: the planner cannot estimate the shard filter `(shard_hash & 2147483647) % $1 = $2` (no
+ * statistics on the expression; it guesses 0.5 % of rows where a shard holds 1/N). With a large
+ * backlog pending (a catch-up after an outage, a benchmark's burst) it then believes an ordered
+ * walk of the index would read the whole index to find one batch, and picks a parallel
+ * sequential scan of the table and a sort instead: measured on 200,000 pending rows, 8 shards,
+ * a batch of 2,000: 22–25 ms in three processes against 2.0–2.5 ms for the index walk, on every
+ * poll of every shard (docs/relay.md, "The poll's plan under a backlog"). ANALYZE does not
+ * change the guess. With these off the planner has one sensible path left: the index, in id
+ * order, stopping at the batch size. A table without the index still gets its sequential scan
+ * (disabling a path only makes it look expensive), which `npm run doctor` reports.
+ */
+export const POLL_PLAN_SETTINGS = {
+  enable_seqscan: 'off',
+  enable_bitmapscan: 'off',
+  max_parallel_workers_per_gather: '0',
+} as const;
+
+const PIN_POLL_PLAN_SQL = `SELECT ${Object.keys(POLL_PLAN_SETTINGS)
+  .map((name, i) => `set_config('${name}', $${i + 2}::text, $1::boolean)`)
+  .join(', ')}`;
+
+/**
+ * Applies POLL_PLAN_SETTINGS to this connection: for the rest of its session (a relay session's
+ * own connection, which runs only polls, counts and its lock), or until the current transaction
+ * ends (`transaction`, e.g. the doctor's EXPLAIN of the poll).
+ */
+export async function pinPollPlan(db: SqlExecutor, scope: 'session' | 'transaction' = 'session'): Promise<void> {
+  await db.query(PIN_POLL_PLAN_SQL, [scope === 'transaction', ...Object.values(POLL_PLAN_SETTINGS)]);
+}
