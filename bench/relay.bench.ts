@@ -21,7 +21,8 @@ import { createTestDatabase, type TestDatabase } from '../testkit/database';
 // the mode before sessions and still a choice) as ratios of medians over repeated, interleaved
 // runs (so machine noise hits both alike):
 //   1. throughput: drain BENCH_EVENTS (200,000) events committed in 10,000-row transactions
-//      while the relays run; CPU seconds per process group and per event
+//      while the relays run, after one unrecorded 50,000-event run per mode; CPU seconds per
+//      process group and per event
 //   2. latency at 1,000 events/s offered: commit (client-side, after COMMIT) → append on the
 //      broker (the topic uses message.timestamp.type=LogAppendTime)
 //   3. idle cost at the defaults: database transactions and history events per idle minute
@@ -37,6 +38,7 @@ const REPEATS = quick ? 1 : 3;
 // Long enough per run (~10 s at 20k/s) that the figure is sustained throughput, not a burst.
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
 const LATENCY_SECONDS = quick ? 5 : 10;
+const WARM_UP_EVENTS = quick ? 0 : 50_000;
 // bench/results/<name>.json; another name keeps a side run from replacing the figures the README quotes.
 const RESULT_NAME = process.env.BENCH_NAME ?? 'relay';
 const config = loadConfig();
@@ -64,7 +66,7 @@ interface ThroughputOpts {
   shards: number;
 }
 
-async function throughputRun(db: TestDatabase, client: Client, workers: WorkerPool, opts: ThroughputOpts) {
+async function throughputRun(db: TestDatabase, client: Client, workers: WorkerPool, opts: ThroughputOpts, events = EVENTS) {
   const relays = new Relays(client, workers.taskQueue);
   try {
     await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
@@ -78,24 +80,24 @@ async function throughputRun(db: TestDatabase, client: Client, workers: WorkerPo
     const cpu = measureCpu(() => workers.processes.map((p) => p.child.pid!));
     const t0 = Date.now();
     // Committed in 10,000-row transactions while the relays already drain (they wake on NOTIFY).
-    await insertBacklog(db, EVENTS);
+    await insertBacklog(db, events);
     const insertSeconds = (Date.now() - t0) / 1000;
     await waitDrained(db, 180_000, 'backlog');
     const seconds = (Date.now() - t0) / 1000;
     const cpuUsage = cpu.stop();
     const peakRssMiB = Math.max(...workers.processes.map((w) => w.peakRssMiB() ?? 0));
     await relays.waitIdle();
-    const eventsPerSecond = Math.round(EVENTS / seconds);
+    const eventsPerSecond = Math.round(events / seconds);
     console.log(
       `throughput ${opts.mode.padEnd(6)} batch=${opts.batchSize} shards=${opts.shards} workers=${workers.processes.length}: ${eventsPerSecond} events/s ` +
-        `(${EVENTS} in ${seconds.toFixed(2)} s; inserts took ${insertSeconds.toFixed(2)} s; ${cpuUsage.coresBusy} of ${cpuUsage.cores} cores busy; ` +
+        `(${events} in ${seconds.toFixed(2)} s; inserts took ${insertSeconds.toFixed(2)} s; ${cpuUsage.coresBusy} of ${cpuUsage.cores} cores busy; ` +
         `worker peak RSS ${peakRssMiB} MiB; load ${loadAverage()[0]})`,
     );
-    const cpuMicrosPerEvent = microsPerEvent(cpuUsage.cpuSeconds, EVENTS);
+    const cpuMicrosPerEvent = microsPerEvent(cpuUsage.cpuSeconds, events);
     return {
       ...opts,
       workers: workers.processes.length,
-      events: EVENTS,
+      events,
       cpuMicrosPerEvent,
       seconds: +seconds.toFixed(2),
       insertSeconds: +insertSeconds.toFixed(2),
@@ -248,6 +250,11 @@ async function main() {
     // 1. Throughput at the defaults, session vs local, interleaved (ABBA…).
     const order = (r: number) => (r % 2 === 0 ? MODES : [...MODES].reverse());
     const throughput: Awaited<ReturnType<typeof throughputRun>>[] = [];
+    // One unrecorded run per mode first: the worker's JIT, Kafka's JVM and PostgreSQL's caches are
+    // warm before the clock starts. Without it the first recorded run was the slowest for that
+    // reason alone (2026-12-05, four full runs: 15,532, 18,002, 16,521 and 19,455 against medians
+    // of 18,520–19,144, most of all right after a stack restart).
+    if (WARM_UP_EVENTS > 0) for (const mode of MODES) await throughputRun(db, client, one, { ...DEFAULTS, mode }, WARM_UP_EVENTS);
     for (let r = 0; r < REPEATS; r++) for (const mode of order(r)) throughput.push(await throughputRun(db, client, one, { ...DEFAULTS, mode }));
     const runsOf = (mode: RelayActivityMode) => throughput.filter((t) => t.mode === mode);
     /** Median CPU microseconds per event of each process group over a mode's runs. */
@@ -320,6 +327,7 @@ async function main() {
       settings: {
         events: EVENTS,
         repeats: REPEATS,
+        unrecordedWarmUpEventsPerMode: WARM_UP_EVENTS,
         partitions: 6,
         acks: 'all',
         latencyOffered: '1,000 events/s for ' + LATENCY_SECONDS + ' s, 10 events per transaction',

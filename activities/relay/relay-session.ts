@@ -53,7 +53,9 @@ const abortableSleep = (ms: number, signal: AbortSignal) =>
  * its time or batch budget is spent, when the shard is placed on another worker, when this worker
  * leaves, or when the workflow cancels it (stop, pause). It holds the shard's advisory lock on
  * the connection it polls on, so a session Temporal gave up on (its worker hung) and its
- * successor never relay one shard at the same time.
+ * successor never relay one shard at the same time. Within a session the steps overlap where
+ * order allows: a batch's mark runs beside the next poll, and a full batch's send beside the poll
+ * for the batch after it; sends themselves stay one at a time, in id order.
  */
 export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWorkerRegistry }, bounds: PendingScanBounds, steps: () => SessionSteps) {
   const { config, listener, registry } = deps;
