@@ -176,13 +176,16 @@ const settings = z.object({
    * Bytes one Kafka fetch returns at most, in all and per partition (kafkajs maxBytes,
    * maxBytesPerPartition). kafkajs decodes a whole fetch into message objects at once and keeps
    * them until every batch of it is handled, so these bound the consumer's memory; a message
-   * larger than a partition's share is still fetched whole. 2 MiB in all: against 4 MiB the
-   * worker's peak RSS was 248–255 MiB against 259–271, credits per second the same (26,600–28,012
-   * against 26,041–28,363; `BENCH_SECONDS=5 npx tsx bench/consumer.bench.ts`, four of each
-   * alternated, 2026-12-05; the full benchmark, alternated: 23,197–24,174 against 23,344–25,167,
-   * 245–254 MiB against 260–264); 1 MiB held 237–244 MiB but cost a tenth of the throughput.
+   * larger than a partition's share is still fetched whole. 1.5 MiB in all: the 30-minute soak at
+   * 2 MiB peaked at 250.4 MB, over the 250 MB target (2026-12-05 10:25). Quick runs of the consumer
+   * alone (`BENCH_SECONDS=5 npx tsx bench/consumer.bench.ts`, four of each alternated, 2026-12-05
+   * 12:49–12:56): peak RSS 237–247 MiB against 246–249 at 2 MiB, 22,766–25,004 credits/s against
+   * 24,983–26,242 (−8 % at the medians); CONSUMER_MAX_IN_FLIGHT=3 instead held 243–254 MiB. At a
+   * trickle a fetch is far below either bound, so latency does not change. Earlier: 2 MiB against
+   * 4 MiB, 248–255 MiB against 259–271 for the same credits per second; 1 MiB held 237–244 MiB but
+   * cost a tenth of the throughput (docs/consumer.md).
    */
-  CONSUMER_FETCH_MAX_BYTES: positiveInt.min(64 * 1024).max(64 * 1024 * 1024).default(2 * 1024 * 1024),
+  CONSUMER_FETCH_MAX_BYTES: positiveInt.min(64 * 1024).max(64 * 1024 * 1024).default(1536 * 1024),
   CONSUMER_FETCH_MAX_PARTITION_BYTES: positiveInt.min(16 * 1024).max(16 * 1024 * 1024).default(512 * 1024),
   CONSUMER_SESSION_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(10_000),
   CONSUMER_REBALANCE_TIMEOUT_MS: z.coerce.number().int().min(10_000).default(20_000),
