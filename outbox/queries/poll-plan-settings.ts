@@ -8,11 +8,11 @@ import type { SqlExecutor } from '../../db/executor';
  * backlog pending (a catch-up after an outage, a benchmark's burst) it then believes an ordered
  * walk of the index would read the whole index to find one batch, and picks a parallel
  * sequential scan of the table and a sort instead: measured on 200,000 pending rows, 8 shards,
- * a batch of 2,000: 22–25 ms in three processes against 2.0–2.5 ms for the index walk, on every
- * poll of every shard (docs/relay.md, "The poll's plan under a backlog"). ANALYZE does not
- * change the guess. With these off the planner has one sensible path left: the index, in id
- * order, stopping at the batch size. A table without the index still gets its sequential scan
- * (disabling a path only makes it look expensive), which `npm run doctor` reports.
+ * a batch of 2,000: 22–25 ms in three processes against 1.9–2.5 ms for the index walk, on every
+ * poll of every shard (docs/relay.md, "Full speed"). ANALYZE does not change the guess. With
+ * these off the planner has one sensible path left: the index, in id order, stopping at the batch
+ * size. A table without the pending index still gets a plan without it (disabling a path only
+ * makes it look expensive), which `npm run doctor` reports.
  */
 export const POLL_PLAN_SETTINGS = {
   enable_seqscan: 'off',
