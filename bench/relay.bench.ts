@@ -251,9 +251,9 @@ async function main() {
     const order = (r: number) => (r % 2 === 0 ? MODES : [...MODES].reverse());
     const throughput: Awaited<ReturnType<typeof throughputRun>>[] = [];
     // One unrecorded run per mode first: the worker's JIT, Kafka's JVM and PostgreSQL's caches are
-    // warm before the clock starts. Without it the first recorded run was the slowest for that
-    // reason alone (2026-12-05, four full runs: 15,532, 18,002, 16,521 and 19,455 against medians
-    // of 18,520–19,144, most of all right after a stack restart).
+    // warm before the clock starts. Without it the first recorded run was the slowest, or near it, in three of
+    // four full runs (2026-12-05 09:52–10:13: first runs 15,532, 18,002, 19,455, 16,521 against
+    // medians of 18,377–19,144), most of all right after a stack restart.
     if (WARM_UP_EVENTS > 0) for (const mode of MODES) await throughputRun(db, client, one, { ...DEFAULTS, mode }, WARM_UP_EVENTS);
     for (let r = 0; r < REPEATS; r++) for (const mode of order(r)) throughput.push(await throughputRun(db, client, one, { ...DEFAULTS, mode }));
     const runsOf = (mode: RelayActivityMode) => throughput.filter((t) => t.mode === mode);

@@ -17,9 +17,8 @@ export interface OutgoingMessages {
  * sizes and bodies, marking published, sending to Kafka. Small calls made in one turn of the
  * event loop, or while one of their kind is in flight, leave together (coalesce-while-in-flight.ts),
  * so at a trickle the shards woken by one commit share a statement of each kind and one Kafka
- * request instead of one each. Each
- * caller still gets only its own rows, and a shard's calls stay in its own order (it makes the
- * next only after the last returned). The poll is not shared: it runs on the connection that
+ * request instead of one each. Each caller still gets only its own rows, and a shard's calls stay
+ * in its own order (it makes the next only after the last returned). The poll is not shared: it runs on the connection that
  * holds the shard's lock.
  */
 export interface SharedRoundTrips {

@@ -22,8 +22,8 @@ export async function insertBacklog(db: TestDatabase, n: number): Promise<void> 
  * relay's own predicate. The benchmark asks this every 25 ms of a run on the PostgreSQL it
  * measures, so it must cost next to nothing: a `count(*) … WHERE published_at IS NULL` here (the
  * predicate does not match the partial index) was a sequential scan of the whole table each time,
- * 20 a second, tens of millions of rows read per run, on the PostgreSQL whose time the relay's
- * figure depends on (docs/relay.md, "Full speed").
+ * 20 a second: 64.6 against 22 million rows read in a probe of three 200,000-event runs, on the
+ * PostgreSQL whose time the relay's figure depends on (docs/relay.md, "Full speed").
  */
 const anyPending = async (db: TestDatabase) =>
   (await db.pool.query<{ pending: boolean }>(`SELECT EXISTS (SELECT 1 FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS pending`)).rows[0]!.pending;
