@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
+import type { Client, Connection } from '@temporalio/client';
 import type { PoolClient } from 'pg';
 import { explainPoll } from '../../doctor/checks/poll-plan';
 import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../../outbox/queries/fetch-pending-ids';
 import { pinPollPlan } from '../../outbox/queries/poll-plan-settings';
+import { startRelays } from '../../outbox/relay-control';
 import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { uniqueName } from '../../testkit/ids';
+import { createTestTopic } from '../../testkit/kafka';
+import { relayTestConfig, startInProcessRelay, type InProcessRelay } from '../../testkit/relay-harness';
+import { testTemporalClient } from '../../testkit/temporal';
+import { eventually } from '../../testkit/wait';
 
 // A relay that comes back to a large backlog (an outage, a burst), with statistics that say so.
 const BACKLOG = 200_000;
@@ -21,17 +28,21 @@ async function pollAccess(client: PoolClient): Promise<string[]> {
     .map((n) => (n['Index Name'] ? `${n['Node Type']} using ${n['Index Name']}` : n['Node Type']));
 }
 
+async function insertAnalyzedBacklog(db: TestDatabase): Promise<void> {
+  await db.pool.query(
+    `INSERT INTO outbox_events (event_type, payload)
+     SELECT 'payment_confirmed', jsonb_build_object('event_id', 'e' || g, 'account_id', g % 1000, 'amount', 1) FROM generate_series(1, $1::int) g`,
+    [BACKLOG],
+  );
+  await db.pool.query('ANALYZE outbox_events');
+}
+
 describe('the relay poll’s plan under a large backlog', function () {
   this.timeout(120_000);
   let db: TestDatabase;
   before(async () => {
     db = await createTestDatabase();
-    await db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
-       SELECT 'payment_confirmed', jsonb_build_object('event_id', 'e' || g, 'account_id', g % 1000) FROM generate_series(1, $1::int) g`,
-      [BACKLOG],
-    );
-    await db.pool.query('ANALYZE outbox_events');
+    await insertAnalyzedBacklog(db);
   });
   after(async () => db?.drop());
 
@@ -63,5 +74,73 @@ describe('the relay poll’s plan under a large backlog', function () {
     } finally {
       client.release();
     }
+  });
+});
+
+// The same backlog relayed by real relay sessions: every poll and count they run on outbox_events
+// must walk an index. The table's own scan counters are the witness, since another backend's
+// settings cannot be read from SQL. Autovacuum is off for the table so that the statistics keep
+// saying "200,000 pending" while it drains, as they do when a relay comes back to a backlog
+// before autoanalyze catches up.
+describe('relay sessions draining a large analyzed backlog', function () {
+  this.timeout(240_000);
+  let temporal: { client: Client; connection: Connection };
+  let db: TestDatabase;
+  let topic: Awaited<ReturnType<typeof createTestTopic>>;
+  let relay: InProcessRelay | undefined;
+  const prefix = uniqueName('plan-shard');
+
+  before(async () => {
+    temporal = await testTemporalClient();
+    db = await createTestDatabase();
+    topic = await createTestTopic(SHARDS);
+    await db.pool.query('ALTER TABLE outbox_events SET (autovacuum_enabled = false)');
+    await insertAnalyzedBacklog(db);
+  });
+  after(async () => {
+    // The worker first: its waiting sessions end with it, not after their workflows are gone.
+    await relay?.close();
+    for (let i = 0; i < SHARDS; i++) await temporal?.client.workflow.getHandle(`${prefix}-${i}`).terminate('test over').catch(() => undefined);
+    await temporal?.connection.close();
+    await topic?.remove();
+    await db?.drop();
+  });
+
+  /** Scans of outbox_events as PostgreSQL's statistics have them (flushed by each backend within about a second of going idle). */
+  const scans = async () => {
+    const { rows } = await db.pool.query(
+      `SELECT t.seq_scan::int AS seq, i.idx_scan::int AS pending_index
+         FROM pg_stat_user_tables t JOIN pg_stat_user_indexes i ON i.relid = t.relid AND i.indexrelname = 'outbox_events_pending_idx'
+        WHERE t.relname = 'outbox_events'`,
+    );
+    return rows[0] as { seq: number; pending_index: number };
+  };
+
+  it('polls and counts through the pending index, never a sequential scan of the table', async () => {
+    const config = relayTestConfig(db.url, topic.topic);
+    const control = { client: temporal.client, db: db.pool, taskQueue: config.relay.taskQueue!, batchSize: BATCH, workflowId: (i: number) => `${prefix}-${i}` };
+    // Precondition: left to the planner, this table's poll is a sequential scan (first describe).
+    const before = await scans();
+    relay = await startInProcessRelay(config);
+    await startRelays(control, SHARDS);
+    // The test's own drain check runs pinned too, so that only the relay's queries can move seq_scan.
+    const checker = await db.pool.connect();
+    try {
+      await pinPollPlan(checker);
+      await eventually(
+        'the backlog relayed',
+        async () => !(await checker.query('SELECT EXISTS (SELECT 1 FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS left')).rows[0].left,
+        180_000,
+        500,
+      );
+    } finally {
+      checker.release(true);
+    }
+    // Every batch was one poll at least: wait until the relay's backends have flushed their counters.
+    await eventually('the relay’s scans counted', async () => {
+      return (await scans()).pending_index - before.pending_index >= BACKLOG / BATCH;
+    });
+    const after = await scans();
+    assert.equal(after.seq - before.seq, 0, `${after.seq - before.seq} sequential scans of outbox_events while the relay drained it (and ${after.pending_index - before.pending_index} of its pending index)`);
   });
 });
