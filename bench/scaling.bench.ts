@@ -7,10 +7,11 @@ import { createTestTopic, deleteTopics } from '../testkit/kafka';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { uniqueName } from '../testkit/ids';
 import { RelayWorkerProcess } from '../testkit/relay-worker-process';
-import { CpuCapUnavailable, createCappedGroup, openCpuController, processCpuSeconds, type CappedGroup, type CpuController } from './support/cpu-cap';
+import { assertCapHeld, cappedCurveChart, CappedWorkerSet, cpuControllerOrExit, interleavedOrder, loadAverage, meterCapUse, printCappedSummary, summarizeCappedRuns, type CapUse } from './support/capped-scaling';
+import { processCpuSeconds } from './support/cpu-cap';
 import { childPidByTitle, measureCpu, microsPerEvent, postmasterPidOf } from './support/cpu-usage';
 import { eventsPerShardSince, insertBacklog, maxOutboxId, waitDrained } from './support/outbox-backlog';
-import { median, saveBenchmark } from './support/report';
+import { saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
 import { modelFromRuns } from './support/scaling-model';
 import { waitSpread, workerPidByShard } from './support/shard-spread';
@@ -45,29 +46,16 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? (quick ? 1 : 3));
 const CAP = Number(process.env.BENCH_CPU_CAP ?? 0.2);
 const SHARDS = config.relay.shards;
 const BATCH = config.relay.batchSize;
-/** A worker may exceed its quota by CFS's accounting slack and /proc's 10 ms ticks, not by more. */
-const CAP_TOLERANCE = 1.1;
 const kafka = new Kafka({ clientId: `scaling-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
+const ORDER = interleavedOrder(REPEATS);
 
-/** 1, 2, 3 then 3, 2, 1, alternating, so drift over the run hits every worker count alike. */
-const ORDER = Array.from({ length: REPEATS }, (_, r) => (r % 2 === 0 ? [1, 2, 3] : [3, 2, 1])).flat();
+type CappedWorker = CappedWorkerSet<RelayWorkerProcess>['live'][number];
 
-interface CappedWorker {
-  process: RelayWorkerProcess;
-  group: CappedGroup;
-}
-
-interface WorkerShare {
-  pid: number;
+interface WorkerShare extends CapUse {
   shards: number;
   /** This run's rows on its shards. */
   events: number;
-  cpuSeconds: number;
-  cpuPerWallSecond: number;
-  /** Share of the cgroup's scheduler periods in which the worker hit its quota. */
-  throttledShare: number;
 }
 
 async function timedRun(db: TestDatabase, client: Client, ids: string[], live: CappedWorker[], postmasterPid: number | undefined, walWriterPid: number | undefined) {
@@ -77,9 +65,9 @@ async function timedRun(db: TestDatabase, client: Client, ids: string[], live: C
   const placement = await workerPidByShard(client, ids);
   const firstId = await maxOutboxId(db);
   const loadBefore = loadAverage();
-  const pids = live.map((w) => w.process.child.pid!);
+  const pids = live.map((w) => w.pid);
   const cpu = measureCpu(() => pids, { postmasterPid, databaseName: db.name });
-  const before = live.map((w) => ({ cpu: processCpuSeconds(w.process.child.pid!)!, throttle: w.group.throttling() }));
+  const capUse = meterCapUse(live);
   const walBefore = walWriterPid === undefined ? undefined : processCpuSeconds(walWriterPid);
   const t0 = Date.now();
   await insertBacklog(db, EVENTS);
@@ -88,27 +76,13 @@ async function timedRun(db: TestDatabase, client: Client, ids: string[], live: C
   // Read at once, before the queries below: the status queries run on the workers and would add
   // CPU outside the timed window.
   const usage = cpu.stop();
-  const after = live.map((w) => ({ cpu: processCpuSeconds(w.process.child.pid!)!, throttle: w.group.throttling() }));
+  const uses = capUse.stop(seconds);
   const walAfter = walWriterPid === undefined ? undefined : processCpuSeconds(walWriterPid);
   const placementAfter = await workerPidByShard(client, ids);
   const eventsPerShard = await eventsPerShardSince(db, SHARDS, firstId);
   const eventsOf = (pid: number) => eventsPerShard.reduce((sum, n, shard) => sum + (placement[shard] === pid ? n : 0), 0);
-  const workers: WorkerShare[] = live.map((w, i) => {
-    const pid = w.process.child.pid!;
-    const cpuSeconds = after[i]!.cpu - before[i]!.cpu;
-    const throttle = after[i]!.throttle;
-    const periods = throttle.periods - before[i]!.throttle.periods;
-    return {
-      pid,
-      shards: placement.filter((p) => p === pid).length,
-      events: eventsOf(pid),
-      cpuSeconds: +cpuSeconds.toFixed(2),
-      cpuPerWallSecond: +(cpuSeconds / seconds).toFixed(3),
-      throttledShare: periods > 0 ? +((throttle.throttledPeriods - before[i]!.throttle.throttledPeriods) / periods).toFixed(2) : 0,
-    };
-  });
-  const overCap = workers.filter((w) => w.cpuPerWallSecond > CAP * CAP_TOLERANCE);
-  if (overCap.length) throw new Error(`the CPU cap did not hold: worker(s) ${overCap.map((w) => `${w.pid} used ${w.cpuPerWallSecond} CPU per wall second`).join(', ')} against a cap of ${CAP}; no figure reported`);
+  const workers: WorkerShare[] = uses.map((u) => ({ ...u, shards: placement.filter((p) => p === u.pid).length, events: eventsOf(u.pid) }));
+  assertCapHeld(uses, CAP);
   const cpuMicrosPerEvent = microsPerEvent(usage.cpuSeconds, EVENTS, 1);
   if (walBefore !== undefined && walAfter !== undefined) cpuMicrosPerEvent['postgres walwriter'] = +(((walAfter - walBefore) / EVENTS) * 1e6).toFixed(2);
   // Each shard relays only its own keys' rows, so the worker with the most of them sets the pace:
@@ -133,16 +107,7 @@ async function timedRun(db: TestDatabase, client: Client, ids: string[], live: C
 type Run = Awaited<ReturnType<typeof timedRun>> & { spreadSeconds: number; shardsPerWorker: number[] };
 
 async function main() {
-  let controller: CpuController;
-  try {
-    controller = openCpuController();
-  } catch (err) {
-    if (err instanceof CpuCapUnavailable) {
-      console.error(`scaling benchmark: cannot cap the relay workers' CPU here — ${err.message}.\nWithout a cap the curve would measure the workers competing with PostgreSQL for the same cores (that is npm run bench:relay-scale), so no figure is reported.`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const controller = cpuControllerOrExit('scaling benchmark', 'relay workers');
   const loadAtStart = loadAverage();
   const startedAt = Date.now();
   console.log(`relay scaling benchmark: each relay worker capped to ${CAP} CPU (cgroup v${controller.version}, ${controller.dir}); ${SHARDS} shards, batch ${BATCH}, ${EVENTS} events per run, order ${ORDER.join(' ')}; load average ${loadAtStart.join(' ')} on ${os.cpus().length} cores${quick ? ' (quick)' : ''}`);
@@ -154,15 +119,21 @@ async function main() {
   const taskQueue = uniqueName('bench-scaling-tq');
   const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue };
   const ids = Array.from({ length: SHARDS }, (_, i) => uniqueName(`bench-scaling-shard-${i}`));
-  const live: CappedWorker[] = [];
-  const groups: CappedGroup[] = [];
+  const workers = new CappedWorkerSet(controller, CAP, {
+    name: 'relay',
+    spawn: () => new RelayWorkerProcess(env),
+    pid: (p) => p.child.pid!,
+    waitUntilRunning: (p) => p.waitUntilRunning(),
+    stop: (p) => p.stop(),
+    kill: (p) => p.kill9(),
+  });
+  const live = workers.live;
   let cleaned = false;
   const cleanUp = async () => {
     if (cleaned) return;
     cleaned = true;
     for (const id of ids) await client.workflow.getHandle(id).terminate('benchmark over').catch(() => undefined);
-    for (const w of live) await w.process.kill9();
-    for (const g of groups) g.remove();
+    await workers.killAll();
     await connection.close().catch(() => undefined);
     await deleteTopics([topic], kafka).catch(() => undefined);
     await db.drop().catch(() => undefined);
@@ -176,26 +147,7 @@ async function main() {
   try {
     const postmasterPid = await postmasterPidOf(db.pool);
     const walWriterPid = postmasterPid === undefined ? undefined : childPidByTitle(postmasterPid, 'postgres: walwriter');
-    let started = 0;
-    const addWorker = async () => {
-      const proc = new RelayWorkerProcess(env);
-      // Kept in `live` before it runs, so a failure below still kills it.
-      const w = { process: proc, group: undefined as unknown as CappedGroup };
-      live.push(w);
-      await proc.waitUntilRunning();
-      // Capped once it runs: the one-off bundling is not what is measured, and is slow at 0.2 CPU.
-      w.group = createCappedGroup(controller, `relay-${++started}`, CAP);
-      groups.push(w.group);
-      w.group.add(proc.child.pid!);
-      if (!w.group.pids().includes(proc.child.pid!)) throw new Error(`relay worker ${proc.child.pid} is not in ${w.group.dir} after the move`);
-    };
-    const stopWorker = async () => {
-      const w = live.pop()!;
-      await w.process.stop();
-      w.group.remove();
-      groups.splice(groups.indexOf(w.group), 1);
-    };
-    await addWorker();
+    await workers.resize(1);
     for (let i = 0; i < SHARDS; i++) {
       await client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, { taskQueue, workflowId: ids[i]!, workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT, args: [{ shardIndex: i, shardCount: SHARDS, batchSize: BATCH }] });
     }
@@ -204,8 +156,7 @@ async function main() {
 
     const runs: Run[] = [];
     for (const n of ORDER) {
-      while (live.length < n) await addWorker();
-      while (live.length > n) await stopWorker();
+      await workers.resize(n);
       const spread = await waitSpread(db, client, ids, live.map((w) => w.process));
       await insertBacklog(db, WARMUP_EVENTS);
       const run = { ...(await timedRun(db, client, ids, live, postmasterPid, walWriterPid)), spreadSeconds: spread.seconds, shardsPerWorker: spread.shardsPerWorker };
@@ -217,41 +168,14 @@ async function main() {
       );
     }
 
-    const byWorkers = (n: number) => runs.filter((r) => r.workers === n).map((r) => r.eventsPerSecond);
-    const curve = [1, 2, 3].map((n) => ({
-      workers: n,
-      medianEventsPerSecond: median(byWorkers(n)),
-      runs: byWorkers(n),
-      medianSpeedupBoundByPlacement: median(runs.filter((r) => r.workers === n).map((r) => r.speedupBoundByPlacement)),
-    }));
-        const allShares = runs.flatMap((r) => r.perWorker);
-    const summary = {
-      cpuCapPerWorker: CAP,
-      curve,
-      twoOverOne: +(curve[1]!.medianEventsPerSecond / curve[0]!.medianEventsPerSecond).toFixed(2),
-      threeOverOne: +(curve[2]!.medianEventsPerSecond / curve[0]!.medianEventsPerSecond).toFixed(2),
-      // What the shards' placement allows (all rows / the busiest worker's rows), medians: the ratio cannot exceed it.
-      twoOverOneBoundByPlacement: curve[1]!.medianSpeedupBoundByPlacement,
-      threeOverOneBoundByPlacement: curve[2]!.medianSpeedupBoundByPlacement,
-      placementHeldInEveryRun: runs.every((r) => r.placementHeldThroughout),
-      capVerification: {
-        maxWorkerCpuPerWallSecond: Math.max(...allShares.map((w) => w.cpuPerWallSecond)),
-        minWorkerCpuPerWallSecond: Math.min(...allShares.map((w) => w.cpuPerWallSecond)),
-        medianThrottledShare: median(allShares.map((w) => w.throttledShare)),
-      },
-      cpuMicrosPerEvent: Object.fromEntries([...new Set(runs.flatMap((r) => Object.keys(r.cpuMicrosPerEvent)))].map((g) => [g, median(runs.map((r) => r.cpuMicrosPerEvent[g] ?? 0))])),
-      loadAverage1mDuringRuns: { min: Math.min(...runs.map((r) => r.loadAverageAfter[0]!)), max: Math.max(...runs.map((r) => r.loadAverageAfter[0]!)) },
-    };
-    const model = modelFromRuns(runs, SHARDS, [2, 4, 8, 16]);
+    const summary = { ...summarizeCappedRuns(runs, CAP), placementHeldInEveryRun: runs.every((r) => r.placementHeldThroughout) };
+    const model = modelFromRuns(runs, { label: 'relay worker', maxCores: SHARDS, unit: 'shards' }, [2, 4, 8, 16]);
     const loadAtEnd = loadAverage();
-    console.log(`\ncurve (medians): ${curve.map((c) => `${c.workers} → ${c.medianEventsPerSecond}/s`).join(', ')}; 2/1 = ${summary.twoOverOne}× (placement allows ${summary.twoOverOneBoundByPlacement}×), 3/1 = ${summary.threeOverOne}× (placement allows ${summary.threeOverOneBoundByPlacement}×)`);
-    console.log(`cap ${CAP} CPU verified: workers used ${summary.capVerification.minWorkerCpuPerWallSecond}–${summary.capVerification.maxWorkerCpuPerWallSecond} CPU per wall second, throttled in a median ${Math.round(summary.capVerification.medianThrottledShare * 100)} % of periods`);
-    console.log(`CPU per event (µs, medians): ${Object.entries(summary.cpuMicrosPerEvent).map(([g, us]) => `${g} ${us}`).join(', ')}`);
+    printCappedSummary(summary, 'event');
     console.log(`model, one machine: ${model.oneMachine.map((p) => `${p.cores} cores → ${p.eventsPerSecond}/s (${p.limitedBy})`).join('; ')}`);
     console.log(`model, relay workers elsewhere: ${model.workersElsewhere.map((p) => `${p.cores} cores → ${p.eventsPerSecond}/s (${p.limitedBy})`).join('; ')}`);
     console.log(`load average: ${loadAtStart.join(' ')} at start, ${loadAtEnd.join(' ')} at end; ${((Date.now() - startedAt) / 60_000).toFixed(1)} min`);
 
-    const linear = curve[0]!.medianEventsPerSecond;
     const written = await saveBenchmark({
       // The suite's quick mode writes into a folder of its own (BENCH_RESULTS_DIR) under the suite's name; a
       // quick run started by hand must not overwrite the committed full-size result.
@@ -271,30 +195,14 @@ async function main() {
         note: 'each relay worker in its own cgroup with the same CPU quota; PostgreSQL, Kafka and the Temporal dev server uncapped on the same 2 cores; the postgres CPU includes the benchmark inserting the backlog',
       },
       results: { summary, model, runs },
-      chart: {
-        $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+      chart: cappedCurveChart({
         title: `Relay throughput by capped worker processes (${CAP} CPU each; ${SHARDS} shards, batch ${BATCH}, ${EVENTS} events per run)`,
-        layer: [
-          {
-            data: { values: runs.map((r) => ({ workers: r.workers, eventsPerSecond: r.eventsPerSecond })) },
-            mark: { type: 'point', opacity: 0.6 },
-            encoding: { x: { field: 'workers', type: 'ordinal', title: 'relay worker processes (each capped)', axis: { labelAngle: 0 } }, y: { field: 'eventsPerSecond', type: 'quantitative', title: 'events/s (commit → Kafka ack → marked)' } },
-          },
-          {
-            data: {
-              values: [
-                ...curve.map((c) => ({ workers: c.workers, eventsPerSecond: c.medianEventsPerSecond, series: 'median' })),
-                ...curve.map((c) => ({ workers: c.workers, eventsPerSecond: c.workers * linear, series: 'linear (n × 1-worker median)' })),
-                ...curve.map((c) => ({ workers: c.workers, eventsPerSecond: Math.round(c.medianSpeedupBoundByPlacement * linear), series: 'what the shards’ placement allows' })),
-              ],
-            },
-            mark: { type: 'line', point: true },
-            encoding: { x: { field: 'workers', type: 'ordinal' }, y: { field: 'eventsPerSecond', type: 'quantitative' }, color: { field: 'series', type: 'nominal', title: null, legend: { labelLimit: 300, orient: 'bottom' } } },
-          },
-        ],
-        width: 500,
-        height: 300,
-      },
+        runs,
+        summary,
+        workersTitle: 'relay worker processes (each capped)',
+        rateTitle: 'events/s (commit → Kafka ack → marked)',
+        placementLabel: 'what the shards’ placement allows',
+      }),
     });
     console.log(`saved: ${written.join(', ')}`);
   } finally {

@@ -24,4 +24,5 @@ export const SUITE: SuiteBenchmark[] = [
   { name: 'memory soak', resultFile: 'memory-soak', file: 'bench/memory-soak.ts', npmScript: 'bench:memory-soak', quickEnv: { BENCH_MINUTES: '2' }, fullEnv: {} },
   { name: 'peer', resultFile: 'peer', file: 'bench/peer.bench.ts', npmScript: 'bench:peer', quickEnv: { BENCH_QUICK: '1' }, fullEnv: {} },
   { name: 'scaling', resultFile: 'scaling', file: 'bench/scaling.bench.ts', npmScript: 'bench:scaling', quickEnv: { BENCH_QUICK: '1' }, fullEnv: {} },
+  { name: 'consumer scaling', resultFile: 'consumer-scaling', file: 'bench/consumer-scaling.bench.ts', npmScript: 'bench:consumer-scaling', quickEnv: { BENCH_QUICK: '1' }, fullEnv: {} },
 ];

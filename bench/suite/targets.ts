@@ -163,6 +163,23 @@ export const TARGETS: Target[] = [
     },
   },
   {
+    target: 'toward 50,000 credits/s: 2 consumer workers, each capped to the same CPU share, ≥ 1.8× of 1, and the cores 50,000/s would take',
+    file: 'consumer-scaling',
+    command: 'npm run bench:consumer-scaling',
+    judge(r) {
+      type Cores = { cores?: number; unreachable?: string };
+      const s = r.results?.summary as { cpuCapPerWorker: number; curve: { workers: number; medianEventsPerSecond: number; runs: number[] }[]; twoOverOne: number; threeOverOne: number } | undefined;
+      const target = r.results?.model?.target as { eventsPerSecond: number; oneMachine: Cores; services: Cores; workers: Cores } | undefined;
+      if (!s?.curve?.length) return undefined;
+      const said = (c: Cores) => (c.cores !== undefined ? `${c.cores} cores` : `out of reach: ${c.unreachable}`);
+      const cores = target ? `; model: ${n(target.eventsPerSecond)} credits/s takes ${said(target.oneMachine)} on one machine, or ${said(target.services)} of services with ${said(target.workers)} of consumer workers elsewhere` : '';
+      return {
+        measured: `1 → 2 → 3 workers at ${s.cpuCapPerWorker} CPU each: ${s.curve.map((c) => n(c.medianEventsPerSecond)).join(' → ')} credits/s (2/1 ${s.twoOverOne}×, 3/1 ${s.threeOverOne}×; medians of ${s.curve[0]!.runs.length} runs of ${n(r.settings?.events ?? 0)} events)${cores}`,
+        met: s.twoOverOne >= 1.8,
+      };
+    },
+  },
+  {
     target: 'against pg-transactional-outbox in the same run: ≥ 10× its best throughput, lower p50 and p99',
     file: 'peer',
     command: 'npm run bench:peer',

@@ -45,6 +45,17 @@ export function predictThroughput(costs: Record<string, ComponentCost>, cores: n
   return { cores, eventsPerSecond: Math.round(eventsPerSecond), limitedBy, coresUsed };
 }
 
+/** Cores `costs` need together for `eventsPerSecond`, each component's share; or why no number of cores reaches it (a serial component's own bound). */
+export function coresFor(costs: Record<string, ComponentCost>, eventsPerSecond: number): { cores: number; coresUsed: Record<string, number> } | { unreachable: string } {
+  for (const [name, c] of Object.entries(costs)) {
+    if (c.maxCores !== undefined && c.cpuMicrosPerEvent > 0 && (c.maxCores * 1e6) / c.cpuMicrosPerEvent < eventsPerSecond) {
+      return { unreachable: `${name} (at most ${c.maxCores} core${c.maxCores === 1 ? '' : 's'}: ${Math.round((c.maxCores * 1e6) / c.cpuMicrosPerEvent)}/s)` };
+    }
+  }
+  const coresUsed = Object.fromEntries(Object.entries(costs).map(([name, c]) => [name, +((eventsPerSecond * c.cpuMicrosPerEvent) / 1e6).toFixed(2)]));
+  return { cores: +Object.values(coresUsed).reduce((a, b) => a + b, 0).toFixed(1), coresUsed };
+}
+
 /** What the model needs of one benchmark run: its CPU per event per process group, in microseconds. */
 export interface MeasuredRun {
   cpuMicrosPerEvent: Record<string, number>;
@@ -55,38 +66,49 @@ function median(values: number[]): number {
   return sorted.length ? sorted[Math.ceil(sorted.length / 2) - 1]! : NaN;
 }
 
+/** The workers' own bound: each unit of spread (a relay shard, a consumed partition) runs in one worker's main thread, so at most one core each. */
+export interface WorkerBound {
+  label: string;
+  maxCores: number;
+  unit: string;
+}
+
 /**
- * The model from the scaling benchmark's runs: median CPU per event per component over every run,
- * events/s per core for each, and predictions for `coreCounts` cores in two layouts —
- * everything on one machine, and the relay workers on machines of their own (the scale-out the
- * relay is built for) with PostgreSQL, Kafka and Temporal on the N cores. PostgreSQL's WAL writer
- * is split out of PostgreSQL's figure because it is one process; each shard's batches run one
- * after another in one worker's main thread, so the relay uses at most one core per shard; the
- * Temporal dev server keeps its state in one SQLite file with a single writer, taken as one core.
+ * The model from a capped-scaling benchmark's runs: median CPU per event per component over every
+ * run, events/s per core for each, and predictions for `coreCounts` cores in two layouts —
+ * everything on one machine, and the workers on machines of their own (the scale-out they are
+ * built for) with PostgreSQL, Kafka and Temporal on the N cores. PostgreSQL's WAL writer is split
+ * out of PostgreSQL's figure because it is one process; the workers use at most one core per unit
+ * of spread (`worker`); the Temporal dev server keeps its state in one SQLite file with a single
+ * writer, taken as one core.
  */
-export function modelFromRuns(runs: MeasuredRun[], shards: number, coreCounts: number[]) {
+export function modelFromRuns(runs: MeasuredRun[], worker: WorkerBound, coreCounts: number[], targetEventsPerSecond?: number) {
   const med = (group: string) => median(runs.map((r) => r.cpuMicrosPerEvent[group] ?? 0));
   const walWriter = med('postgres walwriter');
   const services: Record<string, ComponentCost> = {
-    // The benchmark's own inserts are in this figure: the cost of the events' whole life in PostgreSQL.
+    // The benchmark's own writes are in this figure: the cost of the events' whole life in PostgreSQL.
     'postgres (without the WAL writer)': { cpuMicrosPerEvent: +(med('postgres') - walWriter).toFixed(2) },
     'postgres WAL writer': { cpuMicrosPerEvent: walWriter, maxCores: 1 },
     kafka: { cpuMicrosPerEvent: med('kafka') },
     temporal: { cpuMicrosPerEvent: med('temporal'), maxCores: 1 },
   };
-  const relayWorker: ComponentCost = { cpuMicrosPerEvent: med('relay worker'), maxCores: shards };
-  const all = { 'relay worker': relayWorker, ...services };
+  const workerCost: ComponentCost = { cpuMicrosPerEvent: med(worker.label), maxCores: worker.maxCores };
+  const all = { [worker.label]: workerCost, ...services };
   const workersElsewhere = coreCounts.map((cores) => {
     const p = predictThroughput(services, cores);
-    const relayBound = (shards * 1e6) / relayWorker.cpuMicrosPerEvent;
-    const limited = relayBound < p.eventsPerSecond ? { eventsPerSecond: Math.round(relayBound), limitedBy: `relay worker (${shards} shards, one core each)` } : {};
+    const workerBound = (worker.maxCores * 1e6) / workerCost.cpuMicrosPerEvent;
+    const limited = workerBound < p.eventsPerSecond ? { eventsPerSecond: Math.round(workerBound), limitedBy: `${worker.label} (${worker.maxCores} ${worker.unit}, one core each)` } : {};
     const eventsPerSecond = limited.eventsPerSecond ?? p.eventsPerSecond;
-    return { ...p, ...limited, relayWorkerCoresElsewhere: +((eventsPerSecond * relayWorker.cpuMicrosPerEvent) / 1e6).toFixed(2) };
+    return { ...p, ...limited, workerCoresElsewhere: +((eventsPerSecond * workerCost.cpuMicrosPerEvent) / 1e6).toFixed(2) };
   });
   return {
     inputsCpuMicrosPerEvent: Object.fromEntries(Object.entries(all).map(([k, c]) => [k, c.cpuMicrosPerEvent])),
     eventsPerSecondPerCore: eventsPerSecondPerCore(all),
     oneMachine: coreCounts.map((cores) => predictThroughput(all, cores)),
     workersElsewhere,
+    // The cores a target rate takes: everything on one machine, or the services apart from the workers.
+    ...(targetEventsPerSecond === undefined
+      ? {}
+      : { target: { eventsPerSecond: targetEventsPerSecond, oneMachine: coresFor(all, targetEventsPerSecond), services: coresFor(services, targetEventsPerSecond), workers: coresFor({ [worker.label]: workerCost }, targetEventsPerSecond) } }),
   };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { findCpuController } from '../../bench/support/cpu-cap';
-import { eventsPerSecondPerCore, modelFromRuns, predictThroughput } from '../../bench/support/scaling-model';
+import { coresFor, eventsPerSecondPerCore, modelFromRuns, predictThroughput } from '../../bench/support/scaling-model';
 
 describe('the scaling model', () => {
   const costs = {
@@ -30,7 +30,7 @@ describe('the scaling model', () => {
 
 describe('the model from the benchmark runs', () => {
   const run = (worker: number, postgres: number) => ({ cpuMicrosPerEvent: { 'relay worker': worker, postgres, 'postgres walwriter': 1, kafka: 5, temporal: 4, other: 500 } });
-  const model = modelFromRuns([run(60, 90), run(80, 110), run(70, 100)], 2, [4, 16]);
+  const model = modelFromRuns([run(60, 90), run(80, 110), run(70, 100)], { label: 'relay worker', maxCores: 2, unit: 'shards' }, [4, 16]);
 
   it('takes each component’s median, splits the WAL writer out of PostgreSQL and leaves other processes out', () => {
     assert.deepEqual(model.inputsCpuMicrosPerEvent, { 'relay worker': 70, 'postgres (without the WAL writer)': 99, 'postgres WAL writer': 1, kafka: 5, temporal: 4 });
@@ -41,6 +41,20 @@ describe('the model from the benchmark runs', () => {
     assert.equal(model.workersElsewhere[0]!.eventsPerSecond, 28_571);
     assert.match(model.workersElsewhere[0]!.limitedBy, /relay worker \(2 shards/);
     assert.equal(model.oneMachine[0]!.eventsPerSecond, Math.round(4e6 / 179));
+  });
+});
+
+describe('the cores a target rate takes', () => {
+  const costs = { worker: { cpuMicrosPerEvent: 40, maxCores: 6 }, postgres: { cpuMicrosPerEvent: 20 }, temporal: { cpuMicrosPerEvent: 12, maxCores: 1 } };
+
+  it('adds up each component’s cores at that rate', () => {
+    // 50,000/s × (40 + 20 + 12) µs = 3.6 cores.
+    assert.deepEqual(coresFor(costs, 50_000), { cores: 3.6, coresUsed: { worker: 2, postgres: 1, temporal: 0.6 } });
+  });
+
+  it('says which serial component no number of cores gets past', () => {
+    // Temporal at 12 µs on its one core: 83,333/s at most.
+    assert.deepEqual(coresFor(costs, 100_000), { unreachable: 'temporal (at most 1 core: 83333/s)' });
   });
 });
 
