@@ -195,7 +195,7 @@ async function main() {
       console.log(
         `${r.variant} #${r.repeat + 1}: commit → credited p50 ${latency.credited.p50Ms} / p99 ${latency.credited.p99Ms} ms; on Kafka p50 ${latency.onKafka.p50Ms} / p99 ${latency.onKafka.p99Ms} ms; ` +
           `stages p50 (p99): relay ${s.relay.p50Ms} (${s.relay.p99Ms}), Kafka → consumer ${s.kafkaToConsumer.p50Ms} (${s.kafkaToConsumer.p99Ms}), wait for a flight ${s.waitForFlight.p50Ms} (${s.waitForFlight.p99Ms}), ` +
-          `workflow start → credit ${s.workflowStartToCredit.p50Ms} (${s.workflowStartToCredit.p99Ms}); ${latency.workflows} workflows, ${latency.eventsPerWorkflow} events each, round trip p50 ${latency.workflowRoundTrip.p50Ms} ms`,
+          `workflow start → credit ${s.workflowStartToCredit.p50Ms} (${s.workflowStartToCredit.p99Ms}); ${latency.workflows} workflows, ${latency.eventsPerWorkflow} events each, round trip p50 ${latency.workflowRoundTrip.p50Ms} ms; slowest seconds (on Kafka / credited max): ${latency.slowestSeconds.map((x) => `s${x.second} ${x.onKafkaMaxMs}/${x.creditedMaxMs} ms`).join(', ')}`,
       );
     }
 

@@ -114,6 +114,26 @@ export interface RunLatency {
   workflows: number;
   eventsPerWorkflow: number;
   workflowRoundTrip: Percentiles;
+  /**
+   * The three seconds of the run (by commit time, from its start) with the slowest commit → on
+   * Kafka: whether a run's tail is spread over it or gathered in one stretch (its first seconds,
+   * a pause of one process).
+   */
+  slowestSeconds: { second: number; events: number; onKafkaMaxMs: number; creditedMaxMs: number }[];
+}
+
+/** Per second of the run (by commit time), the slowest commit → on Kafka and commit → credited; the `top` slowest seconds. */
+export function slowestSeconds(samples: { created: number; onKafka?: number; credited: number }[], runStart: number, top = 3): RunLatency['slowestSeconds'] {
+  const bySecond = new Map<number, { second: number; events: number; onKafkaMaxMs: number; creditedMaxMs: number }>();
+  for (const s of samples) {
+    const second = Math.floor((s.created - runStart) / 1000);
+    const b = bySecond.get(second) ?? { second, events: 0, onKafkaMaxMs: 0, creditedMaxMs: 0 };
+    b.events += 1;
+    b.onKafkaMaxMs = Math.max(b.onKafkaMaxMs, Math.round(s.onKafka ?? 0));
+    b.creditedMaxMs = Math.max(b.creditedMaxMs, Math.round(s.credited));
+    bySecond.set(second, b);
+  }
+  return [...bySecond.values()].sort((x, y) => y.onKafkaMaxMs - x.onKafkaMaxMs).slice(0, top);
 }
 
 /** One run's latencies, for the events whose ids start with `tag-`. */
@@ -133,11 +153,13 @@ export async function runLatency(pool: Pool, tag: string, appended: Map<string, 
   const waitForFlight: number[] = [];
   const startToCredit: number[] = [];
   const afterCredit: number[] = [];
+  const samples: Parameters<typeof slowestSeconds>[0] = [];
   for (const r of rows) {
     const created = Number(r.created);
     const processed = Number(r.processed);
     credited.push(processed - created);
     const a = appended.get(r.id);
+    samples.push({ created, credited: processed - created, ...(a ? { onKafka: a.appendedAt - created } : {}) });
     if (!a) continue;
     onKafka.push(a.appendedAt - created);
     const f = flights.byOffset.get(`${a.partition}:${a.offset}`);
@@ -161,5 +183,6 @@ export async function runLatency(pool: Pool, tag: string, appended: Map<string, 
     workflows: runFlights.length,
     eventsPerWorkflow: runFlights.length ? Math.round(flightEvents / runFlights.length) : 0,
     workflowRoundTrip: pcts(runFlights.map((f) => f.workflowMs)),
+    slowestSeconds: slowestSeconds(samples, runStart),
   };
 }

@@ -13,11 +13,20 @@ import type { SqlExecutor } from '../../db/executor';
  * these off the planner has one sensible path left: the index, in id order, stopping at the batch
  * size. A table without the pending index still gets a plan without it (disabling a path only
  * makes it look expensive), which `npm run doctor` reports.
+ *
+ * JIT off as well: "looks expensive" is a cost of 10^10 added to a disabled path, and a plan that
+ * must keep one (the session's layout read, a sequential scan of a one-row table) then passes
+ * every jit_*_above_cost threshold. PostgreSQL compiled that read with LLVM on every layout check:
+ * 75–100 ms the first time on a new connection (inlining), 7–9 ms each time after (measured with
+ * EXPLAIN ANALYZE on PostgreSQL 15), and with 8 sessions starting together after an idle pause
+ * their first polls took 350–520 ms instead of milliseconds, the events of the burst waiting for
+ * them (docs/relay.md, "Waking from idle"). Nothing a session runs is long enough for JIT to pay off.
  */
 export const POLL_PLAN_SETTINGS = {
   enable_seqscan: 'off',
   enable_bitmapscan: 'off',
   max_parallel_workers_per_gather: '0',
+  jit: 'off',
 } as const;
 
 const PIN_POLL_PLAN_SQL = `SELECT ${Object.keys(POLL_PLAN_SETTINGS)

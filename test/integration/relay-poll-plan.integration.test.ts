@@ -64,6 +64,27 @@ describe('the relay poll’s plan under a large backlog', function () {
     }
   });
 
+  it('a pinned connection does not JIT-compile what it runs besides the poll (the layout read, whose disabled scan looks 10^10 expensive)', async function () {
+    const client = await db.pool.connect();
+    try {
+      if (!(await client.query('SELECT pg_jit_available() AS on')).rows[0].on) this.skip(); // no LLVM in this PostgreSQL: nothing to compile
+      const jitOf = async () => {
+        const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) SELECT shard_count FROM outbox_relay_layout`);
+        return rows[0]['QUERY PLAN'][0].JIT as { Functions: number } | undefined;
+      };
+      // Precondition: the planner settings alone make PostgreSQL compile this one-row read.
+      await client.query('BEGIN');
+      await client.query(`SELECT set_config('enable_seqscan', 'off', true)`);
+      assert.ok((await jitOf())?.Functions, 'with sequential scans disabled and JIT left on, the layout read is compiled');
+      await client.query('ROLLBACK');
+
+      await pinPollPlan(client);
+      assert.equal(await jitOf(), undefined);
+    } finally {
+      client.release(true);
+    }
+  });
+
   it('the doctor explains the poll as the relay runs it, and its settings end with its transaction', async () => {
     const plan = await explainPoll(db.pool, { shardCount: SHARDS, shardIndex: 3, limit: BATCH });
     assert.equal(plan.usesPendingIndex, true, plan.access.join(', '));
