@@ -218,7 +218,7 @@ async function main() {
         eventsPerWorkflow: med(rs.map((r) => r.eventsPerWorkflow)),
         coresBusyMedian: +median(rs.map((r) => r.coresBusy)).toFixed(2),
         pgTransactionsPerEventMedian: +median(rs.map((r) => r.pgTransactionsPerEvent)).toFixed(2),
-        runs: rs.map((r) => ({ repeat: r.repeat + 1, p50Ms: r.credited.p50Ms, p90Ms: r.credited.p90Ms, p99Ms: r.credited.p99Ms, maxMs: r.credited.maxMs, onKafka: r.onKafka, stages: r.stages, creditToWorkflowResult: r.creditToWorkflowResult, events: r.events, eventsWithStages: r.eventsWithStages, workflows: r.workflows, eventsPerWorkflow: r.eventsPerWorkflow, workflowRoundTrip: r.workflowRoundTrip, loadAverage: r.loadAverage, coresBusy: r.coresBusy, cpuMicrosPerEvent: r.cpuMicrosPerEvent, pgTransactionsPerEvent: r.pgTransactionsPerEvent })),
+        runs: rs.map((r) => ({ repeat: r.repeat + 1, p50Ms: r.credited.p50Ms, p90Ms: r.credited.p90Ms, p99Ms: r.credited.p99Ms, maxMs: r.credited.maxMs, onKafka: r.onKafka, stages: r.stages, creditToWorkflowResult: r.creditToWorkflowResult, events: r.events, eventsWithStages: r.eventsWithStages, workflows: r.workflows, eventsPerWorkflow: r.eventsPerWorkflow, workflowRoundTrip: r.workflowRoundTrip, slowestSeconds: r.slowestSeconds, loadAverage: r.loadAverage, coresBusy: r.coresBusy, cpuMicrosPerEvent: r.cpuMicrosPerEvent, pgTransactionsPerEvent: r.pgTransactionsPerEvent })),
       };
     };
     const variants = VARIANTS.map((v) => summarize(v.name));
