@@ -4,7 +4,7 @@ import { uniqueName } from '../testkit/ids';
 import { createTestTopic } from '../testkit/kafka';
 import { relayTestConfig, startInProcessRelay } from '../testkit/relay-harness';
 import { testTemporalClient } from '../testkit/temporal';
-import { median, saveBenchmark } from './support/report';
+import { median, percentile, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
 
 // A burst after a pause: how long the first events of a burst wait when the relay has been idle.
@@ -54,10 +54,7 @@ async function burstLatency(db: TestDatabase, tag: string, t0: number) {
        FROM outbox_events WHERE payload->>'event_id' LIKE $1`,
     [`${tag}-%`, t0],
   );
-  const pct = (values: number[], p: number) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return Math.round(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN);
-  };
+  const pct = (values: number[], p: number) => Math.round(percentile([...values].sort((a, b) => a - b), p));
   const all = rows.map((r) => Number(r.ms));
   const first = rows.filter((r) => r.first).map((r) => Number(r.ms));
   return { events: all.length, p50Ms: pct(all, 50), p99Ms: pct(all, 99), maxMs: pct(all, 100), firstEvents: first.length, firstP50Ms: pct(first, 50), firstMaxMs: pct(first, 100) };

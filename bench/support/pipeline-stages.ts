@@ -119,12 +119,19 @@ export interface RunLatency {
    * Kafka: whether a run's tail is spread over it or gathered in one stretch (its first seconds,
    * a pause of one process).
    */
-  slowestSeconds: { second: number; events: number; onKafkaMaxMs: number; creditedMaxMs: number }[];
+  slowestSeconds: SlowSecond[];
+}
+
+export interface SlowSecond {
+  second: number;
+  events: number;
+  onKafkaMaxMs: number;
+  creditedMaxMs: number;
 }
 
 /** Per second of the run (by commit time), the slowest commit → on Kafka and commit → credited; the `top` slowest seconds. */
-export function slowestSeconds(samples: { created: number; onKafka?: number; credited: number }[], runStart: number, top = 3): RunLatency['slowestSeconds'] {
-  const bySecond = new Map<number, { second: number; events: number; onKafkaMaxMs: number; creditedMaxMs: number }>();
+export function slowestSeconds(samples: { created: number; onKafka?: number; credited: number }[], runStart: number, top = 3): SlowSecond[] {
+  const bySecond = new Map<number, SlowSecond>();
   for (const s of samples) {
     const second = Math.floor((s.created - runStart) / 1000);
     const b = bySecond.get(second) ?? { second, events: 0, onKafkaMaxMs: 0, creditedMaxMs: 0 };
