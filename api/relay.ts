@@ -1,16 +1,16 @@
 // Public API: the relay. Run the worker (any number of processes), then start the shard
 // workflows once; the Temporal CLI commands in docs/relay.md do the same by hand.
 import { connectTemporalClient, withCallDeadline } from '../temporal/connect-client';
-import { TASK_QUEUES } from '../config/constants';
 import type { Config } from '../config/env';
 import type { SqlExecutor } from '../db/executor';
 import { createPool, databaseTimeouts } from '../db/pool';
-import { startRelays } from '../outbox/relay-control';
+import { configuredRelayControl, startRelays } from '../outbox/relay-control';
 import { readLayout } from '../outbox/queries/relay-layout';
 
 export { runRelayWorker, type RelayWorkerOptions } from '../workers/relay.worker';
 export {
   startRelays,
+  configuredRelayControl,
   stopRelays,
   reshardRelays,
   relayStatuses,
@@ -32,7 +32,7 @@ export async function relayShardCount(db: SqlExecutor, config: Config): Promise<
  * Starts the relay shards that are not running yet, on the relay task queue; safe to call on every
  * deploy. The shard count is the outbox's recorded layout, else RELAY_SHARDS (a fresh outbox), as
  * `relay start` does: an outbox laid out before the default changed keeps its count until
- * someone reshards it (`relay reshard --shards N`). `workflowId` names shard i (default outbox-relay-shard-i):
+ * someone reshards it (`relay reshard --shards N`). `workflowId` names shard i (default RELAY_WORKFLOW_ID_PREFIX-i, outbox-relay-shard-i):
  * give each outbox (database) its own names when several share one Temporal namespace.
  */
 export async function startRelayShards(config: Config, opts: { workflowId?: (shardIndex: number) => string } = {}) {
@@ -40,10 +40,7 @@ export async function startRelayShards(config: Config, opts: { workflowId?: (sha
   const pool = createPool(config.database.url, { max: 1, ...databaseTimeouts(config) });
   try {
     const shards = await relayShardCount(pool, config);
-    return await withCallDeadline(connection, config, () => startRelays(
-      { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: opts.workflowId },
-      shards,
-    ));
+    return await withCallDeadline(connection, config, () => startRelays(configuredRelayControl(config, client, pool, opts.workflowId ? { workflowId: opts.workflowId } : {}), shards));
   } finally {
     await pool.end();
     await connection.close();

@@ -225,6 +225,12 @@ const settings = z.object({
   RELAY_WORKFLOW_ID_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'letters, digits, dot, dash, underscore').default(RELAY_WORKFLOW_ID_PREFIX),
   /** How long an idle relay waits for a NOTIFY before its workflow loops anyway. */
   RELAY_IDLE_WAIT_MS: durationMs.max(10 * 60_000).default(60_000),
+  /**
+   * How long a drained relay session waits for more rows before its shard goes to the idle wait
+   * (the workflow's default, 10 s, when unset). Like the batch size and the idle wait, it is given
+   * to shards when they start: `relay restart` applies a change to running ones.
+   */
+  RELAY_DRAIN_GRACE_MS: durationMs.max(10 * 60_000).optional(),
   /** Fallback poll inside that wait, for notifications missed while the listener reconnected. */
   RELAY_FALLBACK_POLL_MS: durationMs.default(10_000),
   /**
@@ -428,6 +434,7 @@ const configSchema = settings.transform((e, ctx) => {
       /** Workflow id of shard i. */
       workflowId: (shardIndex: number): string => `${e.RELAY_WORKFLOW_ID_PREFIX}-${shardIndex}`,
       idleWaitMs: e.RELAY_IDLE_WAIT_MS,
+      drainGraceMs: e.RELAY_DRAIN_GRACE_MS,
       fallbackPollMs: e.RELAY_FALLBACK_POLL_MS,
       fullScanIntervalMs: e.RELAY_FULL_SCAN_INTERVAL_MS,
       memoryLogMs: e.RELAY_MEMORY_LOG_MS,

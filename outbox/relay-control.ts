@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { relayWorkflowId, SEARCH_ATTRIBUTES } from '../config/constants';
+import { relayWorkflowId, SEARCH_ATTRIBUTES, TASK_QUEUES } from '../config/constants';
+import type { Config } from '../config/env';
 import type { SqlExecutor } from '../db/executor';
 import {
   RELAY_SHARD_WORKFLOW,
@@ -22,8 +23,28 @@ export interface RelayControlOptions {
   db: SqlExecutor;
   taskQueue: string;
   batchSize: number;
+  /** The idle wait and session mode's drain grace of the shards started (RelayShardInput); the workflow's defaults where left out. */
+  idleWaitMs?: number;
+  drainGraceMs?: number;
   /** Workflow id of shard i; the fixed production ids unless a test supplies its own. */
   workflowId?: (shardIndex: number) => string;
+}
+
+/**
+ * Control options as configured: RELAY_TASK_QUEUE, RELAY_BATCH_SIZE, RELAY_WORKFLOW_ID_PREFIX, and
+ * what new shards are given (RELAY_IDLE_WAIT_MS, RELAY_DRAIN_GRACE_MS); `overrides` wins.
+ */
+export function configuredRelayControl(config: Config, client: Client, db: SqlExecutor, overrides: Partial<RelayControlOptions> = {}): RelayControlOptions {
+  return {
+    client,
+    db,
+    taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay,
+    batchSize: config.relay.batchSize,
+    workflowId: config.relay.workflowId,
+    idleWaitMs: config.relay.idleWaitMs,
+    drainGraceMs: config.relay.drainGraceMs,
+    ...overrides,
+  };
 }
 
 export class RelayControlError extends Error {
@@ -46,7 +67,13 @@ export async function startRelays(opts: RelayControlOptions, shardCount: number)
   const started: number[] = [];
   const alreadyRunning: number[] = [];
   for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
-    const input: RelayShardInput = { shardIndex, shardCount, batchSize: opts.batchSize };
+    const input: RelayShardInput = {
+      shardIndex,
+      shardCount,
+      batchSize: opts.batchSize,
+      ...(opts.idleWaitMs !== undefined ? { idleWaitMs: opts.idleWaitMs } : {}),
+      ...(opts.drainGraceMs !== undefined ? { drainGraceMs: opts.drainGraceMs } : {}),
+    };
     try {
       await opts.client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, {
         taskQueue: opts.taskQueue,

@@ -9,7 +9,7 @@ import { createPool } from '../db/pool';
 import { stackDown, stackUp } from '../infra/stack';
 import { cachePaths } from '../infra/paths';
 import { createKafka } from '../kafka/client';
-import { startRelays } from '../outbox/relay-control';
+import { configuredRelayControl, startRelays } from '../outbox/relay-control';
 import { childEnv, isolatedStack } from '../testkit/isolated-stack';
 import { AbsorbedDuplicates } from './absorbed-duplicates';
 import { crashAndRestart, type CrashableService } from './service-crash';
@@ -96,7 +96,7 @@ export async function runFaultSoak(opts: SoakOptions): Promise<SoakResult> {
     try {
       const client = new Client({ connection, namespace: config.temporal.namespace });
       await waitForPollers(client, [TASK_QUEUES.relay, TASK_QUEUES.consumer], 300_000);
-      await startRelays({ client, db: pool, taskQueue: TASK_QUEUES.relay, batchSize: config.relay.batchSize }, config.relay.shards);
+      await startRelays(configuredRelayControl(config, client, pool), config.relay.shards);
     } finally {
       await connection.close();
     }

@@ -82,6 +82,7 @@ export interface ShardOptions {
   batchSize?: number;
   maxBatchesPerRun?: number;
   idleWaitMs?: number;
+  drainGraceMs?: number;
   /** Default (unset) is the workflow's own default, relay sessions. */
   activityMode?: RelayActivityMode;
 }
@@ -102,7 +103,7 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
     taskQueue,
     workflowId,
     workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
-    args: [{ shardIndex: opts.shardIndex ?? 0, shardCount: opts.shardCount ?? 1, batchSize: opts.batchSize ?? 100, maxBatchesPerRun: opts.maxBatchesPerRun, idleWaitMs: opts.idleWaitMs, activityMode: opts.activityMode }],
+    args: [{ shardIndex: opts.shardIndex ?? 0, shardCount: opts.shardCount ?? 1, batchSize: opts.batchSize ?? 100, maxBatchesPerRun: opts.maxBatchesPerRun, idleWaitMs: opts.idleWaitMs, drainGraceMs: opts.drainGraceMs, activityMode: opts.activityMode }],
   });
 }
 

@@ -36,6 +36,13 @@ export interface RelayShardInput {
   activityMode?: RelayActivityMode;
   /** Session mode: how long one session may last before the workflow records its counters and places the shard again (default 30 s). */
   sessionMs?: number;
+  /**
+   * Session mode: how long a drained session waits for more rows before the shard goes back to
+   * its idle wait (default 10 s). Traffic whose pauses are shorter stays on a live session: no
+   * wake (a workflow task, a placement, a new session and connection, some 15 history events)
+   * per event. A waiting session holds its connection and lock and sends no queries.
+   */
+  drainGraceMs?: number;
   /** Carried across continue-as-new; callers leave it out. */
   counters?: RelayCounters;
   /** Set while an operator has paused the shard; carried across continue-as-new. */

@@ -120,7 +120,9 @@ const sessionOn = (taskQueue: string, sessionMs: number) =>
   }).relayShardSession;
 const DEFAULT_SESSION_MS = 30_000;
 // A drained shard stays in its session this long for more rows before the idle wait takes over.
-const SESSION_DRAIN_GRACE_MS = 2_000;
+// 2 s until 2026-12-05: a trickle with pauses of 2–10 s (an ordinary quiet hour) then paid a full
+// wake per event, and each burst after such a pause waited 200–280 ms for it (bench:relay-wake).
+const DEFAULT_SESSION_DRAIN_GRACE_MS = 10_000;
 // A worker whose session timed out is left out of this shard's placement for this long (its row
 // in outbox_relay_workers expires within 15 s if it is dead).
 const AVOID_TIMED_OUT_WORKER_MS = 60_000;
@@ -293,7 +295,7 @@ export async function relayShardWorkflow(input: RelayShardInput): Promise<RelayC
             batchSize: input.batchSize,
             ...(batchBudget !== undefined ? { maxBatches: batchBudget - status.batchesThisRun } : {}),
             sessionMs: input.sessionMs ?? DEFAULT_SESSION_MS,
-            drainGraceMs: SESSION_DRAIN_GRACE_MS,
+            drainGraceMs: input.drainGraceMs ?? DEFAULT_SESSION_DRAIN_GRACE_MS,
             avoid,
           });
         });

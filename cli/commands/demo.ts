@@ -9,6 +9,7 @@ import { waitForPollers } from '../../app/wait-for-workers';
 // The demo is a user of the package: it imports its public API only (what `temporal-outbox`
 // and `temporal-outbox/local-stack` export), never the modules behind it.
 import {
+  configuredRelayControl,
   createPool,
   ensureAuditSchedule,
   ensureRetentionSchedule,
@@ -67,7 +68,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     const client = new Client({ connection, namespace: config.temporal.namespace });
     await waitForPollers(client, [config.relay.taskQueue ?? TASK_QUEUES.relay, config.consumer.taskQueue ?? TASK_QUEUES.consumer, config.retention.taskQueue]);
     say('all three workers are polling Temporal');
-    const control = { client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize: config.relay.batchSize, workflowId: config.relay.workflowId };
+    const control = configuredRelayControl(config, client, pool);
     // The recorded layout, else RELAY_SHARDS: an outbox laid out earlier keeps its shard count.
     const shardCount = await relayShardCount(pool, config);
     const relays = await startRelays(control, shardCount);

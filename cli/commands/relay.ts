@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
-import { TASK_QUEUES } from '../../config/constants';
 import { loadConfig, type Config } from '../../config/env';
 import { createPool, databaseTimeouts } from '../../db/pool';
 import { listParked } from '../../outbox/queries/parked-rows';
 import { readLayout } from '../../outbox/queries/relay-layout';
-import { relayStatuses, reshardRelays, restartShards, startRelays, stopRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
+import { configuredRelayControl, relayStatuses, reshardRelays, restartShards, startRelays, stopRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
 import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
 import { pauseShards, redriveThroughShards, resumeShards } from '../../outbox/relay-operator-control';
 
@@ -14,7 +13,7 @@ async function withControl<T>(config: Config, batchSize: number, work: (opts: Re
   const pool = createPool(config.database.url, { max: 2, ...databaseTimeouts(config) });
   try {
     return await withCallDeadline(connection, config, () =>
-      work({ client, db: pool, taskQueue: config.relay.taskQueue ?? TASK_QUEUES.relay, batchSize, workflowId: config.relay.workflowId }),
+      work(configuredRelayControl(config, client, pool, { batchSize })),
     );
   } finally {
     await pool.end();

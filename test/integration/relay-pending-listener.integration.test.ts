@@ -9,7 +9,7 @@ import { eventually } from '../../testkit/wait';
 // The relay's idle waits check the shard, then wait for a NOTIFY. A commit whose notification
 // arrives while the check is still running (its snapshot taken before the commit) is the case
 // that used to be lost: the check saw no row, the notification woke no one, and the row waited
-// out the whole timeout (2 s in a session's drain grace, 10 s in the idle wait).
+// out the whole timeout (a session's drain grace, the idle wait's fallback poll).
 describe('relay pending listener: a notification that arrives during the check is not lost', function () {
   this.timeout(60_000);
   let db: TestDatabase;

@@ -99,4 +99,29 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
     const { rows } = await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NOT NULL`);
     assert.equal(Number(rows[0].n), 400);
   });
+
+  it('keeps a drained session for more rows for its grace: a trickle with shorter pauses needs no wake per row', async () => {
+    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic));
+    const handle = await startShard(temporal.client, relay.taskQueue, {});
+    const scheduled = async (activity: string) =>
+      ((await handle.fetchHistory()).events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activity).length;
+    const sendAndWait = async (n: number) => {
+      await enqueue(db.pool, { eventType: 't', payload: { n }, key: `k-${n}` });
+      await eventually(`row ${n} published`, allPublished, 20_000, 50);
+    };
+    // The default grace (10 s): rows 3 s apart all go out in the shard's first session.
+    await sendAndWait(1);
+    for (const n of [2, 3, 4]) {
+      await new Promise((r) => setTimeout(r, 3_000));
+      await sendAndWait(n);
+    }
+    assert.equal(await scheduled('relayShardSession'), 1, 'one session published the whole trickle');
+    assert.equal(await scheduled('waitForPendingEvents'), 0, 'the shard never went to its idle wait in between');
+    // A pause longer than the grace: the shard goes idle, and the next row wakes a new session.
+    await eventually('the shard idle', async () => (await handle.query(statusQuery)).state === 'idle', 30_000, 100);
+    await sendAndWait(5);
+    assert.equal(await scheduled('relayShardSession'), 2);
+    const messages = await readWholeTopic(topic.topic);
+    assert.deepEqual(messages.map((m) => JSON.parse(m.value).n).sort(), [1, 2, 3, 4, 5]);
+  });
 });
