@@ -7,7 +7,10 @@ import { createTestTopic } from '../../testkit/kafka';
 import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
 import { testTemporalClient } from '../../testkit/temporal';
 import { eventually } from '../../testkit/wait';
-import { statusQuery, stopSignal } from '../../workflows/relay-contract';
+import { statusQuery, stopSignal, type RelayShardInput } from '../../workflows/relay-contract';
+import { loadConfig } from '../../config/env';
+import { configuredRelayControl, startRelays } from '../../outbox/relay-control';
+import { uniqueName } from '../../testkit/ids';
 
 describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () {
   this.timeout(180_000);
@@ -123,5 +126,23 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
     assert.equal(await scheduled('relayShardSession'), 2);
     const messages = await readWholeTopic(topic.topic);
     assert.deepEqual(messages.map((m) => JSON.parse(m.value).n).sort(), [1, 2, 3, 4, 5]);
+  });
+
+  it('gives the shards it starts the configured idle wait and drain grace (RELAY_IDLE_WAIT_MS, RELAY_DRAIN_GRACE_MS)', async () => {
+    const config = loadConfig({ ...process.env, RELAY_IDLE_WAIT_MS: '45000', RELAY_DRAIN_GRACE_MS: '4000' });
+    const workflowId = uniqueName('configured-shard');
+    // A task queue no worker polls: only the start's recorded input matters here.
+    const control = configuredRelayControl(config, temporal.client, db.pool, { taskQueue: uniqueName('nobody'), workflowId: () => workflowId });
+    await startRelays(control, 1);
+    const handle = temporal.client.workflow.getHandle(workflowId);
+    try {
+      const [started] = (await handle.fetchHistory()).events ?? [];
+      const payload = started!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+      const input = JSON.parse(Buffer.from(payload.data!).toString()) as RelayShardInput;
+      assert.equal(input.idleWaitMs, 45_000);
+      assert.equal(input.drainGraceMs, 4_000);
+    } finally {
+      await handle.terminate('test finished').catch(() => undefined);
+    }
   });
 });
