@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { AssignerProtocol, type Admin } from 'kafkajs';
 import { loadConfig } from '../config/env';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../testkit/consumer-harness';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../testkit/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { uniqueName } from '../testkit/ids';
 import { createTestTopic, deleteTopics, testKafka } from '../testkit/kafka';
@@ -58,11 +58,8 @@ function runEvents(run: string, count: number) {
 }
 
 async function produce(topic: string, run: string, count: number): Promise<number> {
-  const producer = kafka.producer();
-  await producer.connect();
   const events = runEvents(run, count);
-  for (let i = 0; i < events.length; i += 5000) await producer.send({ topic, messages: events.slice(i, i + 5000).map((e, j) => wireMessage(e, i + j)) });
-  await producer.disconnect();
+  await produceEvents(kafka, topic, events, 5000);
   return events.reduce((sum, e) => sum + e.amount, 0);
 }
 

@@ -155,7 +155,10 @@ export interface WorkerProcessKind<P> {
  * measured, and would be slow under the cap. Grown and shrunk one process at a time, last in first out.
  */
 export class CappedWorkerSet<P> {
+  /** Workers running in their groups, in the order they were added. */
   readonly live: (CappedProcess & { process: P })[] = [];
+  /** Spawned and not yet in a group: kept so that a failure while starting still kills them. */
+  private readonly starting = new Set<P>();
   private started = 0;
 
   constructor(
@@ -171,13 +174,14 @@ export class CappedWorkerSet<P> {
 
   private async add(): Promise<void> {
     const process = this.kind.spawn();
-    // Kept in `live` before it runs, so that a failure below still kills it.
-    const w = { process, pid: this.kind.pid(process), group: undefined as CappedGroup | undefined };
-    this.live.push(w as CappedProcess & { process: P });
+    this.starting.add(process);
     await this.kind.waitUntilRunning(process);
-    w.group = createCappedGroup(this.controller, `${this.kind.name}-${++this.started}`, this.cap);
-    w.group.add(w.pid);
-    if (!w.group.pids().includes(w.pid)) throw new Error(`${this.kind.name} worker ${w.pid} is not in ${w.group.dir} after the move`);
+    const pid = this.kind.pid(process);
+    const group = createCappedGroup(this.controller, `${this.kind.name}-${++this.started}`, this.cap);
+    this.live.push({ process, pid, group });
+    this.starting.delete(process);
+    group.add(pid);
+    if (!group.pids().includes(pid)) throw new Error(`${this.kind.name} worker ${pid} is not in ${group.dir} after the move`);
   }
 
   private async stopOne(): Promise<void> {
@@ -188,10 +192,12 @@ export class CappedWorkerSet<P> {
 
   /** Kills every worker and removes its group: the end of a benchmark, or its failure. */
   async killAll(): Promise<void> {
+    for (const process of this.starting) await this.kind.kill(process).catch(() => undefined);
+    this.starting.clear();
     while (this.live.length) {
       const w = this.live.pop()!;
       await this.kind.kill(w.process).catch(() => undefined);
-      w.group?.remove();
+      w.group.remove();
     }
   }
 }
