@@ -43,11 +43,11 @@ export const outboxParked = new Gauge({
 });
 
 /** Counts rows Kafka just acknowledged and observes each one's commit → ack latency. */
-export function recordPublished(rows: readonly { eventType: string; createdAt: Date }[], ackedAt = Date.now()): void {
+export function recordPublished(rows: readonly { eventType: string; /** ISO 8601 */ createdAt: string }[], ackedAt = Date.now()): void {
   const perType = new Map<string, number>();
   for (const row of rows) {
     perType.set(row.eventType, (perType.get(row.eventType) ?? 0) + 1);
-    outboxPublishLatency.observe(Math.max(0, ackedAt - row.createdAt.getTime()) / 1000);
+    outboxPublishLatency.observe(Math.max(0, ackedAt - Date.parse(row.createdAt)) / 1000);
   }
   for (const [eventType, n] of perType) outboxPublished.inc({ event_type: eventType }, n);
 }

@@ -36,7 +36,7 @@ export function toKafkaMessage(row: PendingRow, maxMessageBytes: number): Messag
   }
   headers[HEADERS.eventId] = row.eventId;
   headers[HEADERS.eventType] = row.eventType;
-  headers[HEADERS.createdAt] = row.createdAt.toISOString();
+  headers[HEADERS.createdAt] = row.createdAt;
   headers[HEADERS.outboxId] = String(row.id);
   let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(key) + Buffer.byteLength(row.value);
   for (const [name, value] of Object.entries(headers)) bytes += Buffer.byteLength(name) + Buffer.byteLength(value) + 8;

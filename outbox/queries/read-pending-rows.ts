@@ -9,7 +9,10 @@ export const PENDING_ROW_COLUMNS: [expression: string, name: string][] = [
   ['e.event_type', 'event_type'],
   [`coalesce(e.event_key, e.payload ->> 'account_id', e.payload ->> 'event_id')`, 'message_key'],
   ['e.headers', 'headers'],
-  ['e.created_at', 'created_at'],
+  // In the header's format (Date#toISOString: UTC, milliseconds, truncated as JavaScript's Date
+  // truncates): parsing each row's timestamp into a Date only to print it again took 2–4 % of the
+  // relay worker's CPU at full speed (a profile of 2026-12-05).
+  [`to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`, 'created_at'],
   ['e.attempts', 'attempts'],
   ['jsonb_typeof(e.payload)', 'payload_kind'],
   [`CASE WHEN jsonb_typeof(e.payload -> 'event_id') = 'string' THEN e.payload ->> 'event_id' END`, 'event_id'],
@@ -35,7 +38,8 @@ export interface PendingRow {
   eventType: string;
   messageKey: string | null;
   headers: Record<string, unknown>;
-  createdAt: Date;
+  /** created_at as ISO 8601 text in UTC with milliseconds, as `Date#toISOString` writes it. */
+  createdAt: string;
   attempts: number;
   payloadKind: string;
   eventId: string | null;
@@ -50,7 +54,7 @@ export interface PendingRowColumns {
   event_type: string;
   message_key: string | null;
   headers: Record<string, unknown> | null;
-  created_at: Date;
+  created_at: string;
   attempts: number;
   payload_kind: string;
   event_id: string | null;

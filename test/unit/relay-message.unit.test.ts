@@ -9,7 +9,7 @@ const row = (over: Partial<PendingRow> = {}): PendingRow => ({
   eventType: 'payment_confirmed',
   messageKey: '42',
   headers: {},
-  createdAt: new Date('2026-01-02T03:04:05.678Z'),
+  createdAt: '2026-01-02T03:04:05.678Z',
   attempts: 0,
   payloadKind: 'object',
   eventId: 'evt-1',
