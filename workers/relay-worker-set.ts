@@ -1,5 +1,5 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
-import { createRelayActivities, PendingScanBounds, RelayWorkerRegistry, type RelayActivities, type RelayActivityDeps } from '../activities/relay';
+import { createRelayActivities, PendingScanBounds, RelayWorkerRegistry, SessionConnections, type RelayActivities, type RelayActivityDeps } from '../activities/relay';
 import { workflowSpanSinks } from '../observability/tracing';
 
 export interface RelayWorkerSetOptions {
@@ -36,7 +36,8 @@ export interface RelayWorkerSet {
  */
 export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise<RelayWorkerSet> {
   const registry = new RelayWorkerRegistry(opts.deps.pool, opts.taskQueue, opts.workerId);
-  const activities = createRelayActivities({ ...opts.deps, registry }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs), opts.wrapActivities);
+  const sessionConnections = new SessionConnections(opts.deps.config.database.workerUrls.relay);
+  const activities = createRelayActivities({ ...opts.deps, registry, sessionConnections }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs), opts.wrapActivities);
   const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds', interceptors: opts.workerOptions?.interceptors };
   // Our bundles carry the OpenTelemetry workflow interceptors, so the sink their spans leave
   // through must be there even when this process exports nothing (it then drops them).
@@ -62,6 +63,9 @@ export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise
         await shutdown();
         await Promise.allSettled(runs);
         throw err;
+      } finally {
+        // Every session has ended by now (the workers drained): what they left is closed.
+        await sessionConnections.close();
       }
     },
     shutdown,

@@ -10,19 +10,21 @@ import { createRelaySession } from './relay-session';
 import { createSharedRoundTrips } from './shared-round-trips';
 import { createWaitForPendingEvents } from './wait-for-pending-events';
 import type { RelayWorkerRegistry } from './worker-registry';
+import type { SessionConnections } from './session-connections';
 
 export type { RelayActivityDeps } from './deps';
 export { PendingListener } from './pending-listener';
 export { PendingScanBounds } from './pending-scan-bound';
 export { RelayWorkerRegistry } from './worker-registry';
+export { SessionConnections } from './session-connections';
 
 /**
- * The relay's activities, bound to one worker's pool, producer, LISTEN connection and place among
- * the relay workers. `wrap` (instrumentation, a test fixture's fault injection) wraps the set the
+ * The relay's activities, bound to one worker's pool, producer, LISTEN connection, session
+ * connections and place among the relay workers. `wrap` (instrumentation, a test fixture's fault injection) wraps the set the
  * worker registers, and the relay session calls publish and mark through the wrapped set too.
  */
 export function createRelayActivities(
-  given: RelayActivityDeps & { registry: RelayWorkerRegistry },
+  given: RelayActivityDeps & { registry: RelayWorkerRegistry; sessionConnections: SessionConnections },
   bounds = new PendingScanBounds(given.config.relay.fullScanIntervalMs),
   wrap: (activities: RelayActivities) => RelayActivities = (a) => a,
 ): RelayActivities {

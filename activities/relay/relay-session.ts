@@ -1,6 +1,5 @@
 import { Context, log } from '@temporalio/activity';
-import { Client } from 'pg';
-import { pinPollPlan } from '../../outbox/queries/poll-plan-settings';
+import type { Client } from 'pg';
 import { releaseShardLock, tryShardLock } from '../../outbox/queries/shard-lock';
 import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
@@ -13,6 +12,7 @@ export interface SessionSteps {
   markPublished(input: MarkPublishedInput): Promise<MarkPublishedOutput>;
 }
 import type { RelayWorkerRegistry } from './worker-registry';
+import type { SessionConnections } from './session-connections';
 
 // Heartbeat often: the throttle (80 % of the heartbeat timeout) decides what reaches the server.
 const HEARTBEAT_EVERY_MS = 1_000;
@@ -57,8 +57,8 @@ const abortableSleep = (ms: number, signal: AbortSignal) =>
  * order allows: a batch's mark runs beside the next poll, and a full batch's send beside the poll
  * for the batch after it; sends themselves stay one at a time, in id order.
  */
-export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWorkerRegistry }, bounds: PendingScanBounds, steps: () => SessionSteps) {
-  const { config, listener, registry } = deps;
+export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWorkerRegistry; sessionConnections: SessionConnections }, bounds: PendingScanBounds, steps: () => SessionSteps) {
+  const { listener, registry, sessionConnections } = deps;
 
   return async function relayShardSession(input: RelaySessionInput): Promise<RelaySessionOutput> {
     const ctx = Context.current();
@@ -86,8 +86,10 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
     // The worker's own publish and mark activities (as registered, so a wrapper such as a test
     // fixture's fault injection sees the session's calls too).
     const { publishBatch, markPublished } = steps();
-    const client = new Client({ connectionString: config.database.workerUrls.relay });
-    client.on('error', () => end('failed'));
+    const onClientError = () => end('failed');
+    let client: Client | undefined;
+    // Given back to be kept only after a clean end (not thrown, its connection never failed).
+    let clean = false;
     let locked = false;
     let marking: { ids: number[]; done: Promise<void> } | undefined;
     const finishMarking = async () => {
@@ -96,12 +98,16 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       await m?.done;
     };
     try {
-      await client.connect();
-      // This connection runs the shard's polls and counts: their plan is pinned to the pending
-      // index (poll-plan-settings.ts says why the planner goes wrong under a large backlog).
-      await pinPollPlan(client);
+      // This connection runs the shard's polls and counts, their plan pinned to the pending index
+      // (poll-plan-settings.ts says why the planner goes wrong under a large backlog); it is one a
+      // session before this one left, when there is one (session-connections.ts).
+      client = await sessionConnections.take();
+      client.on('error', onClientError);
       while (!(locked = await tryShardLock(client, shardIndex))) {
-        if (ending.signal.aborted) return out;
+        if (ending.signal.aborted) {
+          clean = true;
+          return out;
+        }
         await abortableSleep(LOCK_RETRY_MS, ending.signal);
       }
       // Polls run on the locked connection: if it breaks, the next poll fails and the session
@@ -223,6 +229,7 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
         }
       }
       await finishMarking();
+      clean = out.ended !== 'failed';
       return out;
     } catch (err) {
       // What Kafka acknowledged is still marked before the failure is reported: fewer re-sends.
@@ -234,8 +241,11 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       clearInterval(beat);
       unsubscribe();
       ctx.cancellationSignal.removeEventListener('abort', onCancel);
-      if (locked) await releaseShardLock(client, shardIndex).catch(() => undefined);
-      await client.end().catch(() => undefined);
+      if (client) {
+        client.removeListener('error', onClientError);
+        if (locked) await releaseShardLock(client, shardIndex).catch(() => (clean = false));
+        await sessionConnections.give(client, clean);
+      }
     }
   };
 }

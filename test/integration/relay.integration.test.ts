@@ -145,4 +145,33 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
       await handle.terminate('test finished').catch(() => undefined);
     }
   });
+
+  it('gives the next session the connection the last one left, holding no lock in between', async () => {
+    relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic));
+    const handle = await startShard(temporal.client, relay.taskQueue, { drainGraceMs: 300 });
+    // A kept connection's last statement is the release of its locks. (The shard reports idle once
+    // its session has ended, and a session gives its connection back before it ends.)
+    const kept = async () =>
+      (
+        await db.pool.query<{ pid: number; advisory_locks: string }>(
+          `SELECT a.pid, (SELECT count(*) FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory') AS advisory_locks
+             FROM pg_stat_activity a
+            WHERE a.datname = current_database() AND a.state = 'idle' AND a.query = 'SELECT pg_advisory_unlock_all()'`,
+        )
+      ).rows;
+    const publishOne = async (n: number) => {
+      await enqueue(db.pool, { eventType: 't', payload: { n }, key: `k-${n}` });
+      await eventually(`row ${n} published`, allPublished, 20_000, 50);
+      await eventually('the shard idle', async () => (await handle.query(statusQuery)).state === 'idle', 20_000, 50);
+    };
+    await publishOne(1);
+    const [first, ...others] = await kept();
+    assert.ok(first, 'the session left its connection to be kept');
+    assert.equal(others.length, 0);
+    assert.equal(Number(first.advisory_locks), 0, 'the kept connection holds no shard lock');
+    await publishOne(2);
+    const after = await kept();
+    assert.deepEqual(after.map((k) => k.pid), [first.pid], 'the second session ran on the same connection and left it again');
+    assert.equal(Number(after[0]!.advisory_locks), 0);
+  });
 });
