@@ -1,4 +1,4 @@
-import { startRelays, stopRelays } from '../outbox/relay-control';
+import { configuredRelayControl, startRelays, stopRelays } from '../outbox/relay-control';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { uniqueName } from '../testkit/ids';
 import { createTestTopic } from '../testkit/kafka';
@@ -18,7 +18,7 @@ import { runBenchmark } from './support/run-benchmark';
 //   marked (published_at − created_at: after the Kafka ack) for the whole burst and its first 200 ms;
 // - a trickle, one transaction of 10 events every 4 s for 60 s: commit → marked, the shards'
 //   history events and the database sessions opened, per minute.
-// Run: npm run bench:relay-wake   (about 9 minutes; BENCH_REPEATS=3, BENCH_GRACES_MS=2000,10000,
+// Run: npm run bench:relay-wake   (about 14 minutes; BENCH_REPEATS=3, BENCH_GRACES_MS=2000,10000,
 // BENCH_PAUSES_MS=500,3000,8000,30000, BENCH_TRICKLE_MS=60000)
 
 const GRACES_MS = (process.env.BENCH_GRACES_MS ?? '2000,10000').split(',').map(Number);
@@ -104,7 +104,7 @@ async function main() {
   /** One grace setting's turn: its own shard workflows, the bursts after each pause, the trickle; stopped at the end. */
   async function turn(graceMs: number, repeat: number) {
     const workflowId = (i: number) => `${prefix}-grace${graceMs}-r${repeat}-${i}`;
-    const control = { client: temporal.client, db: db.pool, taskQueue: config.relay.taskQueue!, batchSize: config.relay.batchSize, drainGraceMs: graceMs, workflowId };
+    const control = configuredRelayControl(config, temporal.client, db.pool, { drainGraceMs: graceMs, workflowId });
     await startRelays(control, SHARDS);
     started.push(...Array.from({ length: SHARDS }, (_, i) => workflowId(i)));
     try {
