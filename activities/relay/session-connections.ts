@@ -48,20 +48,15 @@ export class SessionConnections {
 
   /** Back from a session: kept if `clean` and its locks are released, else closed. */
   async give(client: Client, clean: boolean): Promise<void> {
-    let keep = clean && !this.closed && this.kept.length < MAX_KEPT;
-    if (keep) keep = await client.query('SELECT pg_advisory_unlock_all()').then(() => true, () => false);
-    if (!keep || this.closed) {
+    const unlocked = clean && this.kept.length < MAX_KEPT && (await client.query('SELECT pg_advisory_unlock_all()').then(() => true, () => false));
+    // Checked after the unlock too: the worker may have stopped meanwhile.
+    if (!unlocked || this.closed) {
       await client.end().catch(() => undefined);
       return;
     }
     const timer = setTimeout(() => this.drop(client), KEEP_MS);
     timer.unref();
     this.kept.push({ client, timer });
-  }
-
-  /** How many are kept now (for tests). */
-  get keptCount(): number {
-    return this.kept.length;
   }
 
   async close(): Promise<void> {
