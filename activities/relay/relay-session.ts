@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { Client } from 'pg';
-import { releaseShardLock, tryShardLock } from '../../outbox/queries/shard-lock';
+import { tryShardLock } from '../../outbox/queries/shard-lock';
 import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
 import type { PendingScanBounds } from './pending-scan-bound';
@@ -90,7 +90,6 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
     let client: Client | undefined;
     // Given back to be kept only after a clean end (not thrown, its connection never failed).
     let clean = false;
-    let locked = false;
     let marking: { ids: number[]; done: Promise<void> } | undefined;
     const finishMarking = async () => {
       const m = marking;
@@ -103,7 +102,7 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       // session before this one left, when there is one (session-connections.ts).
       client = await sessionConnections.take();
       client.on('error', onClientError);
-      while (!(locked = await tryShardLock(client, shardIndex))) {
+      while (!(await tryShardLock(client, shardIndex))) {
         if (ending.signal.aborted) {
           clean = true;
           return out;
@@ -243,7 +242,8 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       ctx.cancellationSignal.removeEventListener('abort', onCancel);
       if (client) {
         client.removeListener('error', onClientError);
-        if (locked) await releaseShardLock(client, shardIndex).catch(() => (clean = false));
+        // Releases the shard's lock either way: kept connections are unlocked first, the others
+        // closed (one round trip fewer than unlocking the shard and then everything).
         await sessionConnections.give(client, clean);
       }
     }

@@ -10,13 +10,9 @@ export const SHARD_LOCK_SPACE = 2831;
  * PostgreSQL sees its socket close.
  */
 export const TRY_SHARD_LOCK_SQL = `SELECT pg_try_advisory_lock($1::int, $2::int) AS locked`;
-export const SHARD_UNLOCK_SQL = `SELECT pg_advisory_unlock($1::int, $2::int) AS unlocked`;
 
 export async function tryShardLock(db: SqlExecutor, shardIndex: number): Promise<boolean> {
   const { rows } = await db.query<{ locked: boolean }>(TRY_SHARD_LOCK_SQL, [SHARD_LOCK_SPACE, shardIndex]);
   return rows[0]!.locked;
 }
 
-export async function releaseShardLock(db: SqlExecutor, shardIndex: number): Promise<void> {
-  await db.query(SHARD_UNLOCK_SQL, [SHARD_LOCK_SPACE, shardIndex]);
-}
