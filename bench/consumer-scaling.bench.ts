@@ -35,7 +35,8 @@ import { modelFromRuns } from './support/scaling-model';
 // and the benchmark's producer (30–50 µs of its own CPU per event sent) took 1.8 of the 2 cores
 // and the workers were throttled in only 51–75 % of periods: the machine, not the workers, set the
 // pace, and two full runs gave 2 / 1 = 2.28× and 1.78×. At 0.2 every worker was throttled in 80–100 %
-// of periods and the services kept under 1.4 cores (docs/consumer.md, Scaling).
+// of periods and the services kept under 1.4 cores (docs/measurements/consumer-log.md, "Where the
+// worker is the bottleneck").
 
 const quick = process.env.BENCH_QUICK === '1';
 const config = loadConfig();

@@ -32,7 +32,8 @@ import { procStatusKiB, summariseRss, type RssSample } from '../testkit/process-
 // The workers run as the installed package runs them: compiled JavaScript, built first with
 // `npm run build` (dist/workers/*.worker.js, docs/adopting.md). BENCH_WORKERS_FROM=source runs the
 // TypeScript through tsx instead, as `npm start` does: its require hook and the source maps it
-// keeps cost each worker memory of its own (docs/relay.md, "Memory of the three workers").
+// keeps cost each worker memory of its own (docs/measurements/relay-log.md, "Memory of the three
+// workers").
 // For diagnosis: BENCH_<RELAY|CONSUMER|RETENTION>_NODE_ARGS adds Node flags to that worker, and
 // BENCH_RESULT_NAME saves under another name so a diagnostic run never replaces the real figures.
 

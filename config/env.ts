@@ -141,7 +141,10 @@ const settings = z.object({
   /** The inbox's identity, independent of the Kafka group: a replay by a new group still dedupes. */
   INBOX_CONSUMER: z.string().min(1).max(200).default('payments-credit'),
   CONSUMER_TASK_QUEUE: z.string().min(1).optional(),
-  /** Events per chunk and per applyEventsWorkflow (docs/consumer.md, "Batch size"). */
+  /**
+   * Events per chunk and per applyEventsWorkflow (docs/consumer.md, "Many events per activity";
+   * 4,000 rather than 2,000: docs/measurements/consumer-log.md, "From 0.54× to 0.70×").
+   */
   CONSUMER_BATCH_SIZE: positiveInt.max(10_000).default(4000),
   /**
    * Message bytes per chunk and per applyEventsWorkflow (values plus a fixed allowance per event,
@@ -152,8 +155,8 @@ const settings = z.object({
   CONSUMER_MAX_CREDIT_AMOUNT: positiveInt.max(Number.MAX_SAFE_INTEGER).default(100_000_000_000),
   /**
    * Credit workflows one consumer process runs at once; more only start when a full batch waits
-   * (so never at low load). 4, not 3, since fetching ahead fills them: docs/consumer.md, "Fetching
-   * ahead again".
+   * (so never at low load). 4, not 3, since fetching ahead fills them:
+   * docs/measurements/consumer-log.md, "Fetching ahead again".
    */
   CONSUMER_MAX_IN_FLIGHT: positiveInt.max(64).default(4),
   /**
@@ -167,7 +170,8 @@ const settings = z.object({
    * How long an idle consumer's next credit workflow waits for the other partitions' chunks of the
    * same Kafka fetch before it leaves (inbox/event-coalescer.ts); 0 leaves with the first chunk.
    * 2 ms because without it a fetch cost two workflow round trips in a row (the first chunk alone,
-   * then the rest): `npm run bench:pipeline`, docs/consumer.md has the side-by-side figures.
+   * then the rest): `npm run bench:pipeline`; docs/measurements/consumer-log.md has the
+   * side-by-side figures.
    */
   CONSUMER_COALESCE_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(2),
   /** How long Kafka holds a consumer's fetch when no new message is there yet (kafkajs maxWaitTimeInMs; its default). */
@@ -183,7 +187,7 @@ const settings = z.object({
    * 24,983–26,242 (−8 % at the medians); CONSUMER_MAX_IN_FLIGHT=3 instead held 243–254 MiB. At a
    * trickle a fetch is far below either bound, so latency does not change. Earlier: 2 MiB against
    * 4 MiB, 248–255 MiB against 259–271 for the same credits per second; 1 MiB held 237–244 MiB but
-   * cost a tenth of the throughput (docs/consumer.md).
+   * cost a tenth of the throughput (docs/measurements/consumer-log.md).
    */
   CONSUMER_FETCH_MAX_BYTES: positiveInt.min(64 * 1024).max(64 * 1024 * 1024).default(1536 * 1024),
   CONSUMER_FETCH_MAX_PARTITION_BYTES: positiveInt.min(16 * 1024).max(16 * 1024 * 1024).default(512 * 1024),

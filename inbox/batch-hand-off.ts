@@ -11,7 +11,8 @@ import type { EventBatch } from '../workflows/inbox-contract';
 // workflow task, a retry after this process restarted, a workflow started elsewhere).
 //
 // Decoding a 1,800-event batch a second time was one more copy of every event for the garbage
-// collector on the consumer's event loop (docs/consumer.md, "From 0.54× to 0.70×").
+// collector on the consumer's event loop (docs/measurements/consumer-log.md, "From 0.54× to
+// 0.70×").
 
 interface Held {
   data: Uint8Array;

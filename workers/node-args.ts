@@ -4,17 +4,19 @@
  * Temporal SDK's workflow thread, which has its own heap beside it.
  *
  * - `--max-old-space-size`: without a cap V8 on a large machine lets the heap grow lazily to
- *   400–640 MiB RSS under load (docs/relay.md, docs/consumer.md).
+ *   400–640 MiB RSS under load (docs/measurements/relay-log.md, consumer-log.md).
  * - `--max-semi-space-size` (MB): Node 20's default lets each isolate's young generation grow to
  *   2 × 16 MB and keeps it, sized for a throughput the 2-core machine never sees. At full load
  *   (`npm run bench:memory-soak`, 2-minute runs, 2026-12-03, bundles already without the tracing
  *   interceptors) 4 MB took the relay 281 → 238 MB peak RSS, the consumer 354 → 282 MB, retention
- *   226 → 207 MB, credited events per second within the machine's noise (docs/relay.md, Memory).
+ *   226 → 207 MB, credited events per second within the machine's noise
+ *   (docs/measurements/relay-log.md, "Memory of the three workers").
  *   The consumer, the largest, gets 2 MB: with 2 MB it measured 12 MB less again (270 MB, with a
  *   128 MB old space in that run) at the same 5,459 credited/s as 5,463/s with 4 MB. The cost
  *   shows in `npm run bench:consumer` (preloaded backlog, one worker): with these flags 9.5–10.6k
  *   credits/s against 10.8–12.2k for the code of 61fad18 (before them and the other changes of
- *   that stop), run alternately; which change costs what is not measured (docs/consumer.md).
+ *   that stop), run alternately; which change costs what is not measured
+ *   (docs/measurements/consumer-log.md).
  */
 export const WORKER_NODE_ARGS = {
   relay: ['--max-old-space-size=256', '--max-semi-space-size=4'],

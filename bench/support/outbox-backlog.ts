@@ -23,7 +23,7 @@ export async function insertBacklog(db: TestDatabase, n: number): Promise<void> 
  * measures, so it must cost next to nothing: a `count(*) … WHERE published_at IS NULL` here (the
  * predicate does not match the partial index) was a sequential scan of the whole table each time,
  * 20 a second: 64.6 against 22 million rows read in a probe of three 200,000-event runs, on the
- * PostgreSQL whose time the relay's figure depends on (docs/relay.md, "Full speed").
+ * PostgreSQL whose time the relay's figure depends on (docs/measurements/relay-log.md, "Full speed").
  */
 const anyPending = async (db: TestDatabase) =>
   (await db.pool.query<{ pending: boolean }>(`SELECT EXISTS (SELECT 1 FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS pending`)).rows[0]!.pending;

@@ -9,10 +9,10 @@ import type { SqlExecutor } from '../../db/executor';
  * walk of the index would read the whole index to find one batch, and picks a parallel
  * sequential scan of the table and a sort instead: measured on 200,000 pending rows, 8 shards,
  * a batch of 2,000: 22–25 ms in three processes against 1.9–2.5 ms for the index walk, on every
- * poll of every shard (docs/relay.md, "Full speed"). ANALYZE does not change the guess. With
- * these off the planner has one sensible path left: the index, in id order, stopping at the batch
- * size. A table without the pending index still gets a plan without it (disabling a path only
- * makes it look expensive), which `npm run doctor` reports.
+ * poll of every shard (docs/measurements/relay-log.md, "Full speed"). ANALYZE does not change the
+ * guess. With these off the planner has one sensible path left: the index, in id order, stopping at
+ * the batch size. A table without the pending index still gets a plan without it (disabling a path
+ * only makes it look expensive), which `npm run doctor` reports.
  *
  * JIT off as well: "looks expensive" is a cost of 10^10 added to a disabled path, and a plan that
  * must keep one (the session's layout read, a sequential scan of a one-row table) then passes
@@ -20,7 +20,8 @@ import type { SqlExecutor } from '../../db/executor';
  * 75–100 ms the first time on a new connection (inlining), 7–9 ms each time after (measured with
  * EXPLAIN ANALYZE on PostgreSQL 15), and with 8 sessions starting together after an idle pause
  * their first polls took 350–520 ms instead of milliseconds, the events of the burst waiting for
- * them (docs/relay.md, "Waking from idle"). Nothing a session runs is long enough for JIT to pay off.
+ * them (docs/measurements/relay-log.md, "Waking from idle"). Nothing a session runs is long
+ * enough for JIT to pay off.
  */
 export const POLL_PLAN_SETTINGS = {
   enable_seqscan: 'off',

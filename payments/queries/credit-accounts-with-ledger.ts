@@ -9,9 +9,9 @@ import type { CreditLedgerRow } from './record-credit-ledger';
 //
 // One statement, not an UPDATE and then an INSERT: the UPDATE's row locks on the accounts are held
 // until COMMIT, and another flight crediting the same accounts waits for them; this saves that
-// wait one round trip. Measured alone it was worth little (docs/consumer.md, "From 0.54× to
-// 0.70×"); it stays for the shorter lock. Topics travel once per distinct topic, with a 1-based
-// index per event.
+// wait one round trip. Measured alone it was worth little (docs/measurements/consumer-log.md,
+// "From 0.54× to 0.70×"); it stays for the shorter lock. Topics travel once per distinct topic,
+// with a 1-based index per event.
 
 export const CREDIT_ACCOUNTS_WITH_LEDGER_SQL = `
 WITH input AS (
