@@ -52,16 +52,31 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
   let started: ServiceName[] = [];
   let workers: ChildWorker[] = [];
   const pool = createPool(config.database.url);
+  // The first Ctrl-C (or SIGTERM, or the terminal closing) stops the traffic and waits for the
+  // pipeline to drain; a second one stops waiting. Either way the workers and the services this
+  // demo started are stopped before it exits (its workers do not hear Ctrl-C themselves). One
+  // Ctrl-C under `npm start` arrives more than once within milliseconds (from the terminal to the
+  // whole process group, and relayed again by tsx), so repeats within a second count as one.
   const stop = new AbortController();
-  process.once('SIGINT', () => stop.abort());
-  process.once('SIGTERM', () => stop.abort());
+  const giveUpDraining = new AbortController();
+  let firstStopAt = 0;
+  const onStopSignal = () => {
+    if (!stop.signal.aborted) {
+      firstStopAt = Date.now();
+      return stop.abort();
+    }
+    if (Date.now() - firstStopAt < 1000 || giveUpDraining.signal.aborted) return;
+    say('not waiting for the pipeline to drain: stopping the workers and services');
+    giveUpDraining.abort();
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onStopSignal);
   try {
     started = await stackUp(config, (m) => say(m));
     const setup = await setUp(config);
     say(`schema, topics and search attributes ready (${setup.migrations.length} migrations applied now)`);
 
     const logDir = path.join(cachePaths(config.local.cacheDir).logs, 'workers');
-    workers = WORKERS.map((w) => startWorkerEntry(w.name, workerEntry(w.worker), logDir));
+    workers = WORKERS.map((w) => startWorkerEntry(w.name, workerEntry(w.worker), logDir, process.env, [], { ownProcessGroup: true }));
     for (const w of workers) say(`${w.name} started (pid ${w.process.pid}, log ${w.logFile})`);
 
     const connection = await Connection.connect(temporalConnectionOptions(config, { connectTimeout: config.temporal.connectTimeoutMs }));
@@ -90,7 +105,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     const sent = await runAtRate(opts.rate, stop.signal, () => confirmOneDemoPayment(pool));
     clearInterval(ticker);
     say(`traffic stopped after ${sent} payments; waiting for the pipeline to drain`);
-    return (await drained(pool, say)) ? 0 : 1;
+    return (await drained(pool, say, giveUpDraining.signal)) ? 0 : 1;
   } finally {
     await stopChildWorkers(workers);
     await pool.end();
@@ -106,11 +121,11 @@ function line(s: PipelineStats): string {
  * Every confirmed payment credited exactly once: each account's balance is the sum of its own
  * confirmed payments (a matching total alone could hide a double credit offset by a lost one).
  */
-async function drained(pool: import('pg').Pool, say: (m: string) => void): Promise<boolean> {
+async function drained(pool: import('pg').Pool, say: (m: string) => void, giveUp: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + 120_000;
   let stats = await readPipelineStats(pool);
   let mismatched = await mismatchedAccounts(pool);
-  while (Date.now() < deadline && (stats.outboxPending > 0 || mismatched.length > 0)) {
+  while (Date.now() < deadline && !giveUp.aborted && (stats.outboxPending > 0 || mismatched.length > 0)) {
     await new Promise((r) => setTimeout(r, 1000));
     stats = await readPipelineStats(pool);
     mismatched = await mismatchedAccounts(pool);
@@ -124,7 +139,7 @@ async function drained(pool: import('pg').Pool, say: (m: string) => void): Promi
     return true;
   }
   const shown = mismatched.slice(0, 5).map((m) => `account ${m.accountId}: balance ${m.balance}, confirmed ${m.confirmed}`);
-  say(`NOT drained after 120 s: ${stats.outboxPending} events pending, ${mismatched.length} accounts off (${shown.join('; ')})`);
+  say(`NOT drained${giveUp.aborted ? '' : ' after 120 s'}: ${stats.outboxPending} events pending, ${mismatched.length} accounts off (${shown.join('; ')})`);
   return false;
 }
 

@@ -13,9 +13,10 @@ import { uniqueName } from '../../testkit/ids';
 import { createTestTopic } from '../../testkit/kafka';
 import { testTemporalClient } from '../../testkit/temporal';
 
-// The README's main command, run as written (with a duration so it ends by itself): it brings up
-// the stack, starts the workers, relay shards and retention schedule, sends demo payments, and
-// exits 0 only if every confirmed payment ended up credited exactly once.
+// The README's main command, run as written and stopped as a terminal stops it: Ctrl-C sends
+// SIGINT to the whole foreground process group, the demo's workers included. It brings up the
+// stack, starts the workers, relay shards and retention schedule, sends demo payments, and after
+// Ctrl-C exits 0 only if every confirmed payment ended up credited exactly once.
 // It runs on topics, consumer group, task queues, relay workflow ids and schedules of its own,
 // so it neither sees nor leaves behind anything of a real `npm start` on this stack; and on a
 // PostgreSQL of its own that the demo provisions as it would on a fresh machine (a new cluster
@@ -78,11 +79,27 @@ describe('npm start (the README\'s main command)', function () {
 
   it('runs the whole pipeline live and every confirmed payment is credited exactly once, account by account', async () => {
     // --keep-stack: its PostgreSQL stays up for the checks below (stopped in `after`).
-    const child = spawn('npm', ['start', '--', '--duration', '20', '--rate', '30', '--keep-stack'], { cwd: PROJECT_ROOT, env: { ...withoutDatabaseUrl(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A process group of its own, as a terminal gives the job it runs in the foreground.
+    const child = spawn('npm', ['start', '--', '--rate', '100', '--keep-stack'], { cwd: PROJECT_ROOT, env: { ...withoutDatabaseUrl(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // npm itself exits at once on Ctrl-C (by the signal) while the demo goes on draining, as in a
+    // terminal; the demo is done when its output closes.
+    const npmExited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<void>((resolve) => child.stdout.on('close', resolve));
+    let pressedCtrlC = false;
+    // Ctrl-C 20 s into the traffic, to the whole group: at 100 payments/s some are always on their
+    // way through the relay and the consumer at that moment, and only workers that are still
+    // running can credit them.
+    const ctrlC = (async () => {
+      while (!/confirming \d+ payments\/s until Ctrl-C/.test(output) && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 20_000));
+      if (child.exitCode === null) {
+        process.kill(-child.pid!, 'SIGINT');
+        pressedCtrlC = true;
+      }
+    })();
     // Who is logged in, sampled while the demo runs: each worker under its own login.
     const seenUsers = new Set<string>();
     let running = true;
@@ -91,8 +108,12 @@ describe('npm start (the README\'s main command)', function () {
       await sessionUsers(pgConfig).then((users) => users.forEach((u) => seenUsers.add(u))).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 500));
     }
-    const code = await exited;
-    assert.equal(code, 0, output);
+    await exited;
+    await ctrlC;
+    const npm = await npmExited;
+    assert.ok(pressedCtrlC, `the demo ended before Ctrl-C:\n${output}`);
+    assert.ok(npm.code === 0 || npm.signal === 'SIGINT', `npm start exited with ${npm.code ?? npm.signal}:\n${output}`);
+    assert.doesNotMatch(output, /NOT drained/, output);
     assert.match(output, /PostgreSQL starting on 127\.0\.0\.1/, 'the demo provisioned its PostgreSQL');
     assert.match(output, new RegExp(`Temporal UI: ${loadConfig().temporal.uiUrl.replace(/[.]/g, '\\.')}`));
     assert.match(output, /relay-worker started .*\n.*consumer-worker started .*\n.*retention-worker started/);
@@ -114,6 +135,11 @@ describe('npm start (the README\'s main command)', function () {
     assert.equal(rows.reduce((n, r) => n + r.n, 0), sent, 'every payment the demo sent is confirmed');
     for (const r of rows) assert.equal(r.balance, r.confirmed, `account ${r.account_id}: balance equals its ${r.n} confirmed payments`);
     await pg.end();
+
+    // The demo stopped its workers (they run in process groups of their own, out of Ctrl-C's reach).
+    const workerPids = [...output.matchAll(/-worker started \(pid (\d+),/g)].map((m) => Number(m[1]));
+    assert.equal(workerPids.length, 3);
+    for (const pid of workerPids) assert.throws(() => process.kill(pid, 0), /ESRCH/, `worker ${pid} still running after the demo ended`);
 
     // Least privilege in practice: the three workers logged in as their own users.
     for (const { user } of Object.values(LOCAL_PG_WORKER_LOGINS)) assert.ok(seenUsers.has(user), `${user} logged in during the demo (seen: ${[...seenUsers].join(', ')})`);
