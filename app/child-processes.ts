@@ -9,11 +9,6 @@ export interface ChildWorker {
   logFile: string;
 }
 
-/**
- * Starts a worker entry point (a path, relative to the working directory or absolute) as a child
- * process with its output in a log file, so the terminal stays readable and a crash of one
- * worker does not take the others down. TypeScript entries run through tsx.
- */
 export interface ChildWorkerOptions {
   /**
    * Run it in a process group of its own. A terminal's Ctrl-C signals the whole foreground group:
@@ -24,6 +19,11 @@ export interface ChildWorkerOptions {
   ownProcessGroup?: boolean;
 }
 
+/**
+ * Starts a worker entry point (a path, relative to the working directory or absolute) as a child
+ * process with its output in a log file, so the terminal stays readable and a crash of one
+ * worker does not take the others down. TypeScript entries run through tsx.
+ */
 export function startChildWorker(name: string, entry: string, logDir: string, env: NodeJS.ProcessEnv = process.env, nodeArgs: string[] = [], options: ChildWorkerOptions = {}): ChildWorker {
   fs.mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, `${name}.log`);
