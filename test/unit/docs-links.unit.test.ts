@@ -54,31 +54,16 @@ function headingText(raw: string): string {
     .trim();
 }
 
-// GitHub's slug (github-slugger): lowercase; drop every character that is not a letter, a mark, a
-// digit, a connector (the underscore), a space or a hyphen; each space becomes a hyphen. Letters
-// outside ASCII stay ("ä"); symbols such as "×" and "→" go.
-function githubSlug(text: string): string {
-  return headingText(text).toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
-}
-
-// Every anchor a page offers: one per heading, made unique as github-slugger does (a slug already
-// taken gets -1, -2, … after its base), and any explicit HTML id or name.
+// GitHub's slug of a heading's rendered text, made unique within the page as GitHub does
+// (github-slugger, the package GitHub's own renderer follows: a slug already taken gets -1, -2, …);
+// and any explicit HTML id or name.
 function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
-  const taken = new Map<string, number>();
+  const slugger = new GithubSlugger!();
   for (const { line } of proseLines(markdown)) {
     for (const m of line.matchAll(/<a\s[^>]*\b(?:id|name)="([^"]+)"/g)) anchors.add(m[1]!);
     const heading = /^ {0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$/.exec(line);
-    if (!heading) continue;
-    const base = githubSlug(heading[1]!);
-    let slug = base;
-    while (taken.has(slug)) {
-      const k = taken.get(base)! + 1;
-      taken.set(base, k);
-      slug = `${base}-${k}`;
-    }
-    taken.set(slug, 0);
-    anchors.add(slug);
+    if (heading) anchors.add(slugger.slug(headingText(heading[1]!)));
   }
   return anchors;
 }
@@ -107,8 +92,16 @@ function brokenReason(fromFile: string, target: string, pages: Map<string, Set<s
   return anchors.has(anchor) ? undefined : `no heading in ${resolved} makes #${anchor}`;
 }
 
+// github-slugger is an ES module; this file is CommonJS, so it is loaded once before the tests.
+let GithubSlugger: typeof import('github-slugger', { with: { 'resolution-mode': 'import' } }).default | undefined;
+
 describe('Markdown links (unit)', () => {
+  before(async () => {
+    GithubSlugger = (await import('github-slugger')).default;
+  });
+
   it('makes anchors as GitHub does', () => {
+    const githubSlug = (heading: string) => [...anchorsOf(`# ${heading}`)][0];
     assert.equal(githubSlug('Waking from idle, and the drain grace (`npm run bench:relay-wake`)'), 'waking-from-idle-and-the-drain-grace-npm-run-benchrelay-wake');
     assert.equal(githubSlug('Order per key — the argument, and where it can break'), 'order-per-key--the-argument-and-where-it-can-break');
     assert.equal(githubSlug('From 0.54× to 0.70× of the 2026-12-03 code'), 'from-054-to-070-of-the-2026-12-03-code');
