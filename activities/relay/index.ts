@@ -20,8 +20,9 @@ export { SessionConnections } from './session-connections';
 
 /**
  * The relay's activities, bound to one worker's pool, producer, LISTEN connection, session
- * connections and place among the relay workers. `wrap` (instrumentation, a test fixture's fault injection) wraps the set the
- * worker registers, and the relay session calls publish and mark through the wrapped set too.
+ * connections and place among the relay workers. `wrap` (instrumentation, a test fixture's fault
+ * injection) wraps the set the worker registers, and the relay session calls publish and mark
+ * through the wrapped set too.
  */
 export function createRelayActivities(
   given: RelayActivityDeps & { registry: RelayWorkerRegistry; sessionConnections: SessionConnections },

@@ -1,5 +1,5 @@
 import { Context, log } from '@temporalio/activity';
-import type { Client } from 'pg';
+import type { PoolClient } from 'pg';
 import { tryShardLock } from '../../outbox/queries/shard-lock';
 import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
@@ -87,7 +87,7 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
     // fixture's fault injection sees the session's calls too).
     const { publishBatch, markPublished } = steps();
     const onClientError = () => end('failed');
-    let client: Client | undefined;
+    let client: PoolClient | undefined;
     // Given back to be kept only after a clean end (not thrown, its connection never failed).
     let clean = false;
     let marking: { ids: number[]; done: Promise<void> } | undefined;

@@ -1,10 +1,10 @@
-import { Client } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import { pinPollPlan } from '../../outbox/queries/poll-plan-settings';
 
 // Kept this long unused, then closed: an idle relay holds no session connection for long.
 const KEEP_MS = 30_000;
-// More than any worker runs sessions at once (one per shard placed on it).
-const MAX_KEPT = 64;
+// Far more than any worker runs sessions at once (one per shard placed on it): a bound, not a queue.
+const MAX_OPEN = 256;
 
 /**
  * The relay sessions' own connections (each holds its shard's lock and runs its polls), kept
@@ -13,65 +13,50 @@ const MAX_KEPT = 64;
  * and SCRAM against a managed PostgreSQL) and pin the poll's plan anew: 16 connections a minute
  * for 8 busy shards, and part of every wake's wait.
  *
- * A connection comes back only from a session that ended cleanly, and only once it holds no
- * advisory lock (`pg_advisory_unlock_all`): the next session, perhaps for another shard, starts
- * from nothing but the pinned settings. Sessions run single statements, never a transaction, so
- * a connection given back has none open. One that broke is closed; one that breaks while kept is
- * dropped. `close` ends them all when the worker stops.
+ * A pg pool of their own: unlike the worker's pool (db/pool.ts) it sets no statement or lock
+ * timeout (a session's connection never had one), and each connection is pinned once, before its
+ * first session. A connection goes back only from a session that ended cleanly, and only once it
+ * holds no advisory lock (`pg_advisory_unlock_all`): the next session, perhaps for another shard,
+ * starts from nothing but the pinned settings. Sessions run single statements, never a
+ * transaction, so a connection given back has none open. Any other is destroyed (which releases
+ * its locks too); one that breaks while kept is dropped by the pool. `close` ends them all when
+ * the worker stops.
  */
 export class SessionConnections {
-  private readonly kept: { client: Client; timer: NodeJS.Timeout }[] = [];
-  private closed = false;
+  private readonly pool: Pool;
+  private readonly pinned = new WeakSet<PoolClient>();
 
-  constructor(private readonly databaseUrl: string) {}
+  constructor(databaseUrl: string) {
+    this.pool = new Pool({ connectionString: databaseUrl, max: MAX_OPEN, idleTimeoutMillis: KEEP_MS });
+    // A kept connection that breaks: the pool has dropped it already; nothing to report.
+    this.pool.on('error', () => undefined);
+  }
 
   /** A kept connection, or a new one, connected and pinned. */
-  async take(): Promise<Client> {
-    const kept = this.kept.pop();
-    if (kept) {
-      clearTimeout(kept.timer);
-      return kept.client;
-    }
-    const client = new Client({ connectionString: this.databaseUrl });
-    // While kept, and until a session listens itself: a broken connection is dropped, never thrown.
-    client.on('error', () => this.drop(client));
+  async take(): Promise<PoolClient> {
+    const client = await this.pool.connect();
+    if (this.pinned.has(client)) return client;
+    // A checked-out connection's errors are its user's; between sessions (the pin, the unlock)
+    // there is none, so one that breaks then fails the statement and is destroyed, never thrown.
+    client.on('error', () => undefined);
     try {
-      await client.connect();
       // The poll's plan pinned to the pending index (poll-plan-settings.ts says why).
       await pinPollPlan(client);
+      this.pinned.add(client);
       return client;
     } catch (err) {
-      await client.end().catch(() => undefined);
+      client.release(true);
       throw err;
     }
   }
 
-  /** Back from a session: kept if `clean` and its locks are released, else closed. */
-  async give(client: Client, clean: boolean): Promise<void> {
-    const unlocked = clean && this.kept.length < MAX_KEPT && (await client.query('SELECT pg_advisory_unlock_all()').then(() => true, () => false));
-    // Checked after the unlock too: the worker may have stopped meanwhile.
-    if (!unlocked || this.closed) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    const timer = setTimeout(() => this.drop(client), KEEP_MS);
-    timer.unref();
-    this.kept.push({ client, timer });
+  /** Back from a session: kept if `clean` and its locks are released, else destroyed. */
+  async give(client: PoolClient, clean: boolean): Promise<void> {
+    const unlocked = clean && (await client.query('SELECT pg_advisory_unlock_all()').then(() => true, () => false));
+    client.release(!unlocked);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    for (const { client, timer } of this.kept.splice(0)) {
-      clearTimeout(timer);
-      await client.end().catch(() => undefined);
-    }
-  }
-
-  private drop(client: Client): void {
-    const i = this.kept.findIndex((k) => k.client === client);
-    if (i < 0) return;
-    clearTimeout(this.kept[i]!.timer);
-    this.kept.splice(i, 1);
-    void client.end().catch(() => undefined);
+    await this.pool.end();
   }
 }
