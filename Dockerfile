@@ -21,4 +21,4 @@ RUN mkdir -p .cache && chown node:node .cache
 USER node
 # docker-compose.yml gives each service its own command (a worker with its heap cap, the setup
 # step, the demo traffic); run alone, the image shows the CLI's commands.
-CMD ["node", "--import", "tsx", "cli/main.ts", "--help"]
+CMD ["node", "--import", "tsx", "src/cli/main.ts", "--help"]

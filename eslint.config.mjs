@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.cache/', 'bench/results/'] },
+  { ignores: ['node_modules/', 'dist/', '.cache/', 'tools/bench/results/'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -33,7 +33,7 @@ export default tseslint.config(
           ],
           patterns: [
             { group: ['node:*', 'fs', 'path', 'net', 'http', 'https', 'child_process', 'crypto', 'os'], message: 'Node modules are not available in workflow code' },
-            { group: ['**/activities', '**/activities/*', '**/*-activities', '**/db/*', '**/infra/*', '**/config/env'], allowTypeImports: true, message: 'workflows import only the types of activities and no I/O modules' },
+            { group: ['**/activities', '**/activities/*', '**/*-activities', '**/db/*', '**/local-stack/*', '**/config/env'], allowTypeImports: true, message: 'workflows import only the types of activities and no I/O modules' },
           ],
         },
       ],
@@ -41,7 +41,7 @@ export default tseslint.config(
   },
   {
     // CLI commands, infra and benchmarks talk to a terminal.
-    files: ['cli/**/*.ts', 'infra/**/*.ts', 'bench/**/*.ts', 'soak/**/*.ts', 'scripts/**/*.ts'],
+    files: ['src/cli/**/*.ts', 'tools/**/*.ts', 'examples/**/demo/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
 );

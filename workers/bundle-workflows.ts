@@ -3,22 +3,33 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT } from '../config/env';
+import { PROJECT_ROOT } from '../src/config/env';
 import { workflowInterceptorModules } from './workflow-interceptors';
 
-/** A bundle's file name: the workflows module's, `.traced` when it carries the tracing interceptors. */
+/**
+ * A bundle's file name: the workflows module's path under `workflows/` (`relay/index` is `relay`,
+ * `scheduled` stays `scheduled`), `.traced` when it carries the tracing interceptors.
+ */
 export function bundleName(workflowsPath: string, traced: boolean): string {
-  return `${path.basename(workflowsPath, path.extname(workflowsPath))}${traced ? '.traced' : ''}`;
+  const module = path.relative(workflowsRoot(workflowsPath), workflowsPath).replace(/\.(ts|js)$/, '').replace(/\/index$/, '');
+  return `${module.split(path.sep).join('-')}${traced ? '.traced' : ''}`;
+}
+
+/** The `workflows` folder a workflows module lives in (the source tree's or dist's). */
+function workflowsRoot(workflowsPath: string): string {
+  let dir = path.dirname(workflowsPath);
+  while (path.basename(dir) !== 'workflows' && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
 }
 
 /**
  * The bundle `npm run build` made of this workflows module, when there is one: the installed
  * package ships `dist/workflow-bundles/<name>.js` (and `<name>.traced.js`, with the OpenTelemetry
- * workflow interceptors) beside `dist/workflows/<name>.js`, so a package user's worker starts
+ * workflow interceptors) beside `dist/workflows/`, so a package user's worker starts
  * without webpack, tsx or any path of its own.
  */
 export function prebuiltBundlePath(workflowsPath: string, traced: boolean): string | undefined {
-  const file = path.join(path.dirname(workflowsPath), '..', 'workflow-bundles', `${bundleName(workflowsPath, traced)}.js`);
+  const file = path.join(workflowsRoot(workflowsPath), '..', 'workflow-bundles', `${bundleName(workflowsPath, traced)}.js`);
   return fs.existsSync(file) ? file : undefined;
 }
 
@@ -68,7 +79,7 @@ function pruneOldBundles(dir: string, name: string, keep = 6) {
   for (const old of mine.slice(keep)) fs.rmSync(old.file, { force: true });
 }
 
-const NOT_BUNDLED = new Set(['node_modules', 'test', 'bench', 'dist', 'docs', '.git', '.cache']);
+const NOT_BUNDLED = new Set(['node_modules', 'test', 'tools', 'examples', 'dist', 'docs', '.git', '.cache']);
 
 /** A digest of everything a bundle of this checkout's workflow code (with these interceptors) can depend on. */
 function sourceKey(workflowsPath: string, interceptors: string[]): string {

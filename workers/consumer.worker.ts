@@ -3,24 +3,24 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Client } from '@temporalio/client';
 import type { Consumer, Producer } from 'kafkajs';
 import { createInboxActivities } from '../activities/inbox';
-import { TASK_QUEUES } from '../config/constants';
-import type { Config } from '../config/env';
-import { createLogger } from '../config/logger';
-import { createPool, databaseTimeouts } from '../db/pool';
-import { InFlightBatches } from '../inbox/batch-hand-off';
-import { applyWorkflowRunner, createBatchHandler } from '../inbox/consume-batch';
-import { startDeadLetterSweep } from '../inbox/dead-letter-sweep';
-import type { DeadLetterTarget } from '../inbox/deliver-dead-letters';
-import { EventCoalescer } from '../inbox/event-coalescer';
-import { PartitionSequence } from '../inbox/partition-sequence';
-import { HandlerRegistry, type AnyEventHandler } from '../inbox/handler';
-import { createKafka } from '../kafka/client';
-import { createDeadLetterProducer } from '../kafka/dead-letter-producer';
-import { assertRedeliveryHorizon, watchRedeliveryHorizon, type RedeliveryHorizonError } from '../kafka/guard-redelivery-horizon';
-import { ensureTopics, topicsForEventTypes } from '../kafka/topics';
-import { exampleHandlers } from './example-handlers';
-import { recordCommittedLag, startConsumerSamplers, withLagMetrics } from '../observability/consumer-samplers';
-import { startWorkerObservability } from '../observability/worker-observability';
+import { TASK_QUEUES } from '../src/config/constants';
+import type { Config } from '../src/config/env';
+import { createLogger } from '../src/config/logger';
+import { createPool, databaseTimeouts } from '../src/db/pool';
+import { InFlightBatches } from '../src/inbox/batch-hand-off';
+import { applyWorkflowRunner, createBatchHandler } from '../src/inbox/consume-batch';
+import { startDeadLetterSweep } from '../src/inbox/dead-letter-sweep';
+import type { DeadLetterTarget } from '../src/inbox/deliver-dead-letters';
+import { EventCoalescer } from '../src/inbox/event-coalescer';
+import { PartitionSequence } from '../src/inbox/partition-sequence';
+import { HandlerRegistry, type AnyEventHandler } from '../src/inbox/handler';
+import { createKafka } from '../src/kafka/client';
+import { createDeadLetterProducer } from '../src/kafka/dead-letter-producer';
+import { assertRedeliveryHorizon, watchRedeliveryHorizon, type RedeliveryHorizonError } from '../src/kafka/guard-redelivery-horizon';
+import { ensureTopics, topicsForEventTypes } from '../src/kafka/topics';
+import { exampleHandlers } from '../examples/handlers';
+import { recordCommittedLag, startConsumerSamplers, withLagMetrics } from '../src/observability/consumer-samplers';
+import { startWorkerObservability } from '../src/observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
@@ -97,13 +97,13 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
       rebalanceTimeout: config.consumer.rebalanceTimeoutMs,
       heartbeatInterval: Math.floor(config.consumer.sessionTimeoutMs / 4),
       // Not kafkajs' default 1 MB per partition / 10 MB per fetch: a fetch is decoded whole and
-      // held until it is handled, and the worker has a memory budget (config/env.ts).
+      // held until it is handled, and the worker has a memory budget (src/config/env.ts).
       maxBytesPerPartition: config.consumer.fetchMaxPartitionBytes,
       maxBytes: config.consumer.fetchMaxBytes,
       maxWaitTimeInMs: config.consumer.fetchMaxWaitMs,
     });
     // Each join is a new generation: chunks handed out before it are neither retried nor
-    // committed by this process any more (inbox/consume-batch.ts).
+    // committed by this process any more (src/inbox/consume-batch.ts).
     let generation = 0;
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       generation += 1;

@@ -1,4 +1,4 @@
-import type { Logger } from '../config/logger';
+import type { Logger } from '../src/config/logger';
 
 const MiB = 2 ** 20;
 const toMiB = (bytes: number) => Math.round(bytes / MiB);

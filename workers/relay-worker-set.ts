@@ -1,6 +1,6 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createRelayActivities, PendingScanBounds, RelayWorkerRegistry, SessionConnections, type RelayActivities, type RelayActivityDeps } from '../activities/relay';
-import { workflowSpanSinks } from '../observability/tracing';
+import { workflowSpanSinks } from '../src/observability/tracing';
 
 export interface RelayWorkerSetOptions {
   connection: NativeConnection;
@@ -11,7 +11,7 @@ export interface RelayWorkerSetOptions {
   deps: RelayActivityDeps;
   bounds?: PendingScanBounds;
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
-  /** Tracing: activity interceptors (both workers) and the workflow span sink (observability/tracing.ts). */
+  /** Tracing: activity interceptors (both workers) and the workflow span sink (src/observability/tracing.ts). */
   workerOptions?: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
   /** Wraps the activities before the workers register them (runRelayWorker's `wrapActivities`). */
   wrapActivities?: (activities: RelayActivities) => RelayActivities;

@@ -2,19 +2,19 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Producer } from 'kafkajs';
 import { NativeConnection } from '@temporalio/worker';
 import { PendingListener, type RelayActivities } from '../activities/relay';
-import { TASK_QUEUES } from '../config/constants';
-import type { Config } from '../config/env';
-import { createLogger } from '../config/logger';
-import { createPool, databaseTimeouts } from '../db/pool';
-import { createKafka } from '../kafka/client';
-import { createRelayProducer } from '../kafka/relay-producer';
-import { ensureTopics, eventTopics } from '../kafka/topics';
-import { startRelaySamplers } from '../observability/relay-samplers';
-import { startWorkerObservability } from '../observability/worker-observability';
+import { TASK_QUEUES } from '../src/config/constants';
+import type { Config } from '../src/config/env';
+import { createLogger } from '../src/config/logger';
+import { createPool, databaseTimeouts } from '../src/db/pool';
+import { createKafka } from '../src/kafka/client';
+import { createRelayProducer } from '../src/kafka/relay-producer';
+import { ensureTopics, eventTopics } from '../src/kafka/topics';
+import { startRelaySamplers } from '../src/observability/relay-samplers';
+import { startWorkerObservability } from '../src/observability/worker-observability';
 import { startMemoryLog } from './memory-log';
 import { runWorkerMain } from './run-main';
 import { createRelayWorkerSet } from './relay-worker-set';
-import { temporalConnectionOptions } from '../temporal/connection-options';
+import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { onShutdownSignal, workflowCode } from './temporal-worker';
 
 // One relay worker process: runs relay shard workflows, and the relay sessions of the shards
@@ -41,14 +41,14 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
   const pool = createPool(config.database.workerUrls.relay, { max: 10, ...databaseTimeouts(config) });
   const listener = new PendingListener(config.database.workerUrls.relay);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
-  // Not idempotent, and no retries inside kafkajs: kafka/relay-producer.ts says why.
+  // Not idempotent, and no retries inside kafkajs: src/kafka/relay-producer.ts says why.
   const producer: Producer = createRelayProducer(kafka);
   let connectionToClose: { close(): Promise<void> } | undefined;
   const samplers = config.metrics.portBase !== undefined ? startRelaySamplers(pool, config, logger) : undefined;
   try {
     await ensureTopics(kafka, config, eventTopics(config.kafka));
     await producer.connect();
-    const code = await workflowCode(config, require.resolve('../workflows/relay-workflows'), observability.tracing.exporting);
+    const code = await workflowCode(config, require.resolve('../workflows/relay'), observability.tracing.exporting);
     const connection = await NativeConnection.connect(temporalConnectionOptions(config));
     connectionToClose = connection;
     const workers = await createRelayWorkerSet({

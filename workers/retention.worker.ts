@@ -1,9 +1,9 @@
 import { createAuditActivities } from '../activities/audit';
 import { createRetentionActivities } from '../activities/retention';
-import type { Config } from '../config/env';
-import { createLogger } from '../config/logger';
-import { createPool, databaseTimeouts } from '../db/pool';
-import { startWorkerObservability } from '../observability/worker-observability';
+import type { Config } from '../src/config/env';
+import { createLogger } from '../src/config/logger';
+import { createPool, databaseTimeouts } from '../src/db/pool';
+import { startWorkerObservability } from '../src/observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 
@@ -29,7 +29,7 @@ export async function runRetentionWorker(config: Config): Promise<void> {
   try {
     const { worker, connection } = await createTemporalWorker(config, {
       taskQueue: config.retention.taskQueue,
-      workflowsPath: require.resolve('../workflows/scheduled-workflows'),
+      workflowsPath: require.resolve('../workflows/scheduled'),
       activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config }) },
       // Runs never overlap (the Schedule skips), so a sweep and a catalog query at most: two
       // sweeps at once would only contend for the same pages and WAL.

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type Config } from '../config/env';
+import { ConfigError, loadConfig, type Config } from '../src/config/env';
 
 /**
  * A worker process's entry point: build the configuration (refusing to start, with one clear

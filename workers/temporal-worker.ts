@@ -1,9 +1,9 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Config } from '../config/env';
+import type { Config } from '../src/config/env';
 import fs from 'node:fs';
-import { workflowSpanSinks } from '../observability/tracing';
+import { workflowSpanSinks } from '../src/observability/tracing';
 import { bundleInChildProcess, prebuiltBundlePath } from './bundle-workflows';
-import { temporalConnectionOptions } from '../temporal/connection-options';
+import { temporalConnectionOptions } from '../src/temporal/connection-options';
 
 /**
  * Workflows a worker keeps in its cache, which also bounds its concurrent workflow tasks. Set

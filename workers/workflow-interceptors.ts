@@ -1,7 +1,7 @@
 // Workflow interceptor modules a workflow bundle of ours includes (bundleWorkflowCode's
 // `workflowInterceptorModules`): Temporal's OpenTelemetry interceptors, so a workflow run and the
 // activities it schedules are spans of the trace that started it — but only in the bundle of a
-// worker that exports spans (OTLP configured, or a span processor given: observability/tracing.ts).
+// worker that exports spans (OTLP configured, or a span processor given: src/observability/tracing.ts).
 // A worker that exports nothing would only make those spans to drop them at the sink, and the
 // interceptors double the bundle (1.7 → 3.4 MB, with its inline source map) that the worker holds
 // in its main thread and compiles into its workflow thread: an idle retention worker measured

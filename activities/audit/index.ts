@@ -1,13 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
-import type { Config } from '../../config/env';
-import { auditWindow } from '../../audit/queries/audit-window';
-import { balanceMismatches } from '../../audit/queries/balance-mismatches';
-import { deliveryGaps } from '../../audit/queries/delivery-gaps';
-import { outboxWindowCounts, outboxWindowParked } from '../../audit/queries/outbox-window';
-import { recordConsumerDrift, recordInvariantDrift } from '../../observability/audit-metrics';
-import { AUDIT_FAILURES } from '../../workflows/reconciliation-contract';
-import type { AuditedConsumer, AuditInput, AuditPlan, AuditSettings, AuditWindow, ConsumerAudit, InvariantAudit, OutboxWindowAudit } from '../../audit/types';
+import type { Config } from '../../src/config/env';
+import { auditWindow } from '../../src/audit/queries/audit-window';
+import { balanceMismatches } from '../../src/audit/queries/balance-mismatches';
+import { deliveryGaps } from '../../src/audit/queries/delivery-gaps';
+import { outboxWindowCounts, outboxWindowParked } from '../../src/audit/queries/outbox-window';
+import { recordConsumerDrift, recordInvariantDrift } from '../../src/observability/audit-metrics';
+import { AUDIT_FAILURES } from '../../workflows/audit/contract';
+import type { AuditedConsumer, AuditInput, AuditPlan, AuditSettings, AuditWindow, ConsumerAudit, InvariantAudit, OutboxWindowAudit } from '../../src/audit/types';
 
 const DEFAULT_MAX_LISTED = 100;
 

@@ -1,13 +1,13 @@
 import { ApplicationFailure, Context, setActivityOptions } from '@temporalio/activity';
 import { defaultPayloadConverter, RawValue, rawValueTypeInfo } from '@temporalio/common';
 import type { Pool } from 'pg';
-import { applyEvents, MissingHandlerError } from '../../inbox/apply-events';
-import { inTransaction } from '../../db/pool';
-import type { InFlightBatches } from '../../inbox/batch-hand-off';
-import { redriveParkedEvents } from '../../inbox/redrive-parked-events';
-import type { HandlerRegistry } from '../../inbox/handler';
-import { INBOX_FAILURES, type EventBatch, type EventBatchInput, type EventBatchResult, type RedriveInput, type RedriveResult } from '../../workflows/inbox-contract';
-import { recordHandlerCall } from '../../observability/consumer-metrics';
+import { applyEvents, MissingHandlerError } from '../../src/inbox/apply-events';
+import { inTransaction } from '../../src/db/pool';
+import type { InFlightBatches } from '../../src/inbox/batch-hand-off';
+import { redriveParkedEvents } from '../../src/inbox/redrive-parked-events';
+import type { HandlerRegistry } from '../../src/inbox/handler';
+import { INBOX_FAILURES, type EventBatch, type EventBatchInput, type EventBatchResult, type RedriveInput, type RedriveResult } from '../../workflows/inbox/contract';
+import { recordHandlerCall } from '../../src/observability/consumer-metrics';
 
 export type { EventBatch, EventBatchResult };
 

@@ -1,6 +1,6 @@
 import type { Producer } from 'kafkajs';
-import type { Config } from '../../config/env';
-import type { SqlExecutor } from '../../db/executor';
+import type { Config } from '../../src/config/env';
+import type { SqlExecutor } from '../../src/db/executor';
 import type { BytesInFlight } from './bytes-in-flight';
 import type { PendingListener } from './pending-listener';
 import type { SharedRoundTrips } from './shared-round-trips';

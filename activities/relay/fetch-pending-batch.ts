@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { countShardBacklog } from '../../outbox/queries/count-pending';
-import { ensureLayout, readLayout } from '../../outbox/queries/relay-layout';
-import { RELAY_FAILURES } from '../../workflows/relay-contract';
+import { countShardBacklog } from '../../src/outbox/queries/count-pending';
+import { ensureLayout, readLayout } from '../../src/outbox/queries/relay-layout';
+import { RELAY_FAILURES } from '../../workflows/relay/contract';
 import type { RelayActivityDeps } from './deps';
 import type { PendingScanBounds } from './pending-scan-bound';
 import { pollPendingIds } from './poll-pending-ids';

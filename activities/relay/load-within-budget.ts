@@ -1,11 +1,11 @@
 import { log } from '@temporalio/activity';
-import type { Config } from '../../config/env';
-import type { SqlExecutor } from '../../db/executor';
+import type { Config } from '../../src/config/env';
+import type { SqlExecutor } from '../../src/db/executor';
 import type { SharedRoundTrips } from './shared-round-trips';
 import type { BytesInFlight } from './bytes-in-flight';
-import { planByteBudget } from '../../outbox/plan-byte-budget';
-import { parkRows } from '../../outbox/queries/park-rows';
-import type { PendingRow } from '../../outbox/queries/read-pending-rows';
+import { planByteBudget } from '../../src/outbox/plan-byte-budget';
+import { parkRows } from '../../src/outbox/queries/park-rows';
+import type { PendingRow } from '../../src/outbox/queries/read-pending-rows';
 
 export interface LoadedBatch {
   /** Bodies of the id-order prefix that fits the byte budget. */

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../../outbox/notify-channel';
+import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../../src/outbox/notify-channel';
 import { concernsShard, parsePendingNotification, type PendingNotification, type ShardOfWaiter } from './pending-notification';
 
 // The last notifications kept to answer "has one for my shard come since?"; a waiter further

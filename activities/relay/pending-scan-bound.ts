@@ -1,4 +1,4 @@
-import { FROM_THE_BEGINNING } from '../../outbox/queries/fetch-pending-ids';
+import { FROM_THE_BEGINNING } from '../../src/outbox/queries/fetch-pending-ids';
 
 /**
  * Where a shard's poll may start reading the pending index: a lower bound `trusted` such that no

@@ -1,5 +1,5 @@
-import { liveRelayWorkers } from '../../outbox/queries/live-relay-workers';
-import { placeShard } from '../../outbox/relay-placement';
+import { liveRelayWorkers } from '../../src/outbox/queries/live-relay-workers';
+import { placeShard } from '../../src/outbox/relay-placement';
 import type { RelayActivityDeps } from './deps';
 import type { PlaceRelayShardInput, PlaceRelayShardOutput } from './types';
 import type { RelayWorkerRegistry } from './worker-registry';

@@ -1,6 +1,6 @@
-import { fetchPendingIds } from '../../outbox/queries/fetch-pending-ids';
-import { readIdHolders } from '../../outbox/queries/read-id-holders';
-import type { SqlExecutor } from '../../db/executor';
+import { fetchPendingIds } from '../../src/outbox/queries/fetch-pending-ids';
+import { readIdHolders } from '../../src/outbox/queries/read-id-holders';
+import type { SqlExecutor } from '../../src/db/executor';
 import type { PendingScanBound } from './pending-scan-bound';
 
 export interface PollPendingIdsInput {

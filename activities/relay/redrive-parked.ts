@@ -1,4 +1,4 @@
-import { redriveShardParked } from '../../outbox/queries/redrive-shard-parked';
+import { redriveShardParked } from '../../src/outbox/queries/redrive-shard-parked';
 import type { RelayActivityDeps } from './deps';
 
 export interface RedriveParkedInput {

@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { PoolClient } from 'pg';
-import { tryShardLock } from '../../outbox/queries/shard-lock';
+import { tryShardLock } from '../../src/outbox/queries/shard-lock';
 import type { RelayActivityDeps } from './deps';
 import { createFetchPendingBatch } from './fetch-pending-batch';
 import type { PendingScanBounds } from './pending-scan-bound';

@@ -1,5 +1,5 @@
 import { Pool, type PoolClient } from 'pg';
-import { pinPollPlan } from '../../outbox/queries/poll-plan-settings';
+import { pinPollPlan } from '../../src/outbox/queries/poll-plan-settings';
 
 // Kept this long unused, then closed: an idle relay holds no session connection for long.
 const KEEP_MS = 30_000;
@@ -13,7 +13,7 @@ const MAX_OPEN = 256;
  * and SCRAM against a managed PostgreSQL) and pin the poll's plan anew: 16 connections a minute
  * for 8 busy shards, and part of every wake's wait.
  *
- * A pg pool of their own: unlike the worker's pool (db/pool.ts) it sets no statement or lock
+ * A pg pool of their own: unlike the worker's pool (src/db/pool.ts) it sets no statement or lock
  * timeout (a session's connection never had one), and each connection is pinned once, before its
  * first session. A connection goes back only from a session that ended cleanly, and only once it
  * holds no advisory lock (`pg_advisory_unlock_all`): the next session, perhaps for another shard,

@@ -1,9 +1,9 @@
 import type { Producer, TopicMessages } from 'kafkajs';
-import type { Config } from '../../config/env';
-import type { SqlExecutor } from '../../db/executor';
-import { markPublished, markPublishedReturningIds } from '../../outbox/queries/mark-published';
-import { readPendingRows, type PendingRow } from '../../outbox/queries/read-pending-rows';
-import { readPendingSizes, type PendingRowSize } from '../../outbox/queries/read-pending-sizes';
+import type { Config } from '../../src/config/env';
+import type { SqlExecutor } from '../../src/db/executor';
+import { markPublished, markPublishedReturningIds } from '../../src/outbox/queries/mark-published';
+import { readPendingRows, type PendingRow } from '../../src/outbox/queries/read-pending-rows';
+import { readPendingSizes, type PendingRowSize } from '../../src/outbox/queries/read-pending-sizes';
 import { CoalesceWhileInFlight } from './coalesce-while-in-flight';
 
 /** A batch's messages for Kafka, grouped by topic, and their size in bytes. */

@@ -1,10 +1,10 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { SqlExecutor } from '../../db/executor';
-import { heartbeatRelayWorker } from '../../outbox/queries/relay-worker-heartbeat';
-import { liveRelayWorkers } from '../../outbox/queries/live-relay-workers';
-import { removeRelayWorker } from '../../outbox/queries/remove-relay-worker';
-import { placeShard, type LiveRelayWorker } from '../../outbox/relay-placement';
+import type { SqlExecutor } from '../../src/db/executor';
+import { heartbeatRelayWorker } from '../../src/outbox/queries/relay-worker-heartbeat';
+import { liveRelayWorkers } from '../../src/outbox/queries/live-relay-workers';
+import { removeRelayWorker } from '../../src/outbox/queries/remove-relay-worker';
+import { placeShard, type LiveRelayWorker } from '../../src/outbox/relay-placement';
 
 /**
  * How often a relay worker renews its row, and how long the row lives without renewal. A killed

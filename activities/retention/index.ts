@@ -1,14 +1,14 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Pool } from 'pg';
-import type { Config } from '../../config/env';
-import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
-import { pruneParkedRows } from '../../retention/prune-parked-rows';
-import { recordRetentionStep } from '../../observability/retention-metrics';
-import { databaseTimeAgo } from '../../retention/database-clock';
-import { planOutboxWalk } from '../../retention/plan-outbox-walk';
-import { tableSize } from '../../retention/queries/table-sizes';
-import { sweepPublishedOutbox, type SweepProgress } from '../../retention/sweep-published-outbox';
-import { RETENTION_FAILURES } from '../../workflows/retention-contract';
+import type { Config } from '../../src/config/env';
+import { pruneProcessedEvents } from '../../src/inbox/prune-processed-events';
+import { pruneParkedRows } from '../../src/retention/prune-parked-rows';
+import { recordRetentionStep } from '../../src/observability/retention-metrics';
+import { databaseTimeAgo } from '../../src/retention/database-clock';
+import { planOutboxWalk } from '../../src/retention/plan-outbox-walk';
+import { tableSize } from '../../src/retention/queries/table-sizes';
+import { sweepPublishedOutbox, type SweepProgress } from '../../src/retention/sweep-published-outbox';
+import { RETENTION_FAILURES } from '../../workflows/retention/contract';
 import type {
   PruneInboxInput,
   PruneInboxResult,

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { migrate } from '../../db/migrate';
-import { createPool } from '../../db/pool';
-import { cachePaths } from '../../infra/paths';
-import { ensurePostgres, stopPostgres } from '../../infra/postgres';
-import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess, type PaymentEvent } from '../../testkit/consumer-harness';
-import { uniqueName } from '../../testkit/ids';
-import { isolatedStack } from '../../testkit/isolated-stack';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { eventually } from '../../testkit/wait';
+import { migrate } from '../../src/db/migrate';
+import { createPool } from '../../src/db/pool';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess, type PaymentEvent } from '../kit/consumer-harness';
+import { uniqueName } from '../kit/ids';
+import { isolatedStack } from '../kit/isolated-stack';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { eventually } from '../kit/wait';
 
 const SESSION_TIMEOUT_MS = 10_000;
 const OUTAGE_MS = 2.5 * SESSION_TIMEOUT_MS;

@@ -5,13 +5,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
-import { LOCAL_PG_WORKER_LOGINS } from '../../infra/local-credentials';
-import { cachePaths } from '../../infra/paths';
-import { stopPostgres } from '../../infra/postgres';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { testTemporalClient } from '../../testkit/temporal';
+import { loadConfig, PROJECT_ROOT, type Config } from '../../src/config/env';
+import { LOCAL_PG_WORKER_LOGINS } from '../../tools/local-stack/local-credentials';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { stopPostgres } from '../../tools/local-stack/postgres';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { testTemporalClient } from '../kit/temporal';
 
 // The README's main command, run as written and stopped as a terminal stops it: Ctrl-C sends
 // SIGINT to the whole foreground process group, the demo's workers included. It brings up the

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readLedger } from '../../soak/tally';
-import { runFaultSoak, type SoakResult } from '../../soak/run-fault-soak';
+import { readLedger } from '../../tools/soak/tally';
+import { runFaultSoak, type SoakResult } from '../../tools/soak/run-fault-soak';
 
-// The fault soak's short form (its full form is `npm run soak`, results in bench/results/fault-soak.json):
+// The fault soak's short form (its full form is `npm run soak`, results in tools/bench/results/fault-soak.json):
 // while two producers write through `enqueue` and plain SQL, kill -9 the relay and the consumer
 // worker and crash (kill -9 of the process group, then restart) PostgreSQL, Kafka and Temporal,
 // each on a stack of its own. Afterwards nothing is lost and nothing is applied twice.

@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { startChildWorker, stopChildWorkers, type ChildWorker } from '../../app/child-processes';
-import { waitForPollers } from '../../app/wait-for-workers';
-import { createPool } from '../../db/pool';
-import { clusterNodePid } from '../../infra/kafka-cluster';
-import { cachePaths } from '../../infra/paths';
-import { tailOf } from '../../infra/processes';
-import { stackDown, stackUp } from '../../infra/stack';
-import { createKafka } from '../../kafka/client';
-import { ensureTopics } from '../../kafka/topics';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { childEnv, isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
-import { startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { startChildWorker, stopChildWorkers, type ChildWorker } from '../../tools/local-stack/child-processes';
+import { waitForPollers } from '../../tools/local-stack/wait-for-workers';
+import { createPool } from '../../src/db/pool';
+import { clusterNodePid } from '../../tools/local-stack/kafka-cluster';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { tailOf } from '../../tools/local-stack/processes';
+import { stackDown, stackUp } from '../../tools/local-stack/stack';
+import { createKafka } from '../../src/kafka/client';
+import { ensureTopics } from '../../src/kafka/topics';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { childEnv, isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
+import { startShard, terminateStartedShards } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // Kafka as a cluster (LOCAL_KAFKA_BROKERS=3): three KRaft nodes of a scratch cache folder on
 // ports of their own, the project's topics replicated 3 times with min.insync.replicas=2. While

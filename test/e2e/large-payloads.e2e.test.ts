@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
-import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { procStatusKiB } from '../../testkit/process-memory';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { procStatusKiB } from '../kit/process-memory';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
 const STARTUP_MS = 240_000;

@@ -5,11 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
-import { PROJECT_ROOT } from '../../config/env';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { testKafka } from '../../testkit/kafka';
-import { testTemporalClient } from '../../testkit/temporal';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { testKafka } from '../kit/kafka';
+import { testTemporalClient } from '../kit/temporal';
 
 const run = promisify(execFile);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -49,10 +49,10 @@ describe('installable package: npm pack → install elsewhere → a service on t
     const packed = await run(npm, ['pack', '--json', '--pack-destination', scratch], { cwd: PROJECT_ROOT, maxBuffer: 64 * 1024 * 1024 });
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
     const files = info!.files.map((f) => f.path);
-    for (const expected of ['dist/api/index.js', 'dist/api/index.d.ts', 'dist/api/consumer.d.ts', 'dist/workflow-bundles/inbox.js', 'dist/workflow-bundles/relay-workflows.js', 'dist/workflow-bundles/scheduled-workflows.js', 'dist/migrations/0001_outbox_events.sql']) {
+    for (const expected of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/api/consumer.d.ts', 'dist/workflow-bundles/inbox.js', 'dist/workflow-bundles/relay.js', 'dist/workflow-bundles/scheduled.js', 'dist/migrations/0001_outbox_events.sql']) {
       assert.ok(files.includes(expected), `the tarball ships ${expected}`);
     }
-    assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('bench/')), 'no tests or benchmarks in the tarball');
+    assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('tools/')), 'no tests or benchmarks in the tarball');
 
     fs.writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'scratch-service', version: '1.0.0', private: true }));
     await run(npm, ['install', path.join(scratch, info!.filename), '--prefer-offline', '--no-audit', '--no-fund'], { cwd: scratch, maxBuffer: 64 * 1024 * 1024 });

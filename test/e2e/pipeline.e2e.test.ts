@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { HEADERS } from '../../kafka/message-format';
-import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { HEADERS } from '../../src/kafka/message-format';
+import { consumerEnv, groupCaughtUp, spawnConsumer, type ConsumerProcess } from '../kit/consumer-harness';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // The public contract, from outside: any producer, in its own transaction, inserts a row with
 // only event_type and payload filled; a relay worker process and a consumer worker process

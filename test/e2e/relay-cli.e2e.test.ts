@@ -4,17 +4,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { relayWorkflowId } from '../../config/constants';
-import { loadConfig, PROJECT_ROOT } from '../../config/env';
-import { cachePaths } from '../../infra/paths';
-import { ensureSearchAttributes } from '../../infra/search-attributes';
-import { temporalCli } from '../../infra/temporal-cli';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { readWholeTopic, RelayProcess } from '../../testkit/relay-harness';
-import { eventually } from '../../testkit/wait';
-import { statusQuery } from '../../workflows/relay-contract';
+import { relayWorkflowId } from '../../src/config/constants';
+import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { ensureSearchAttributes } from '../../tools/local-stack/search-attributes';
+import { temporalCli } from '../../tools/local-stack/temporal-cli';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { readWholeTopic, RelayProcess } from '../kit/relay-harness';
+import { eventually } from '../kit/wait';
+import { statusQuery } from '../../workflows/relay/contract';
 
 const run = promisify(execFile);
 
@@ -75,7 +75,7 @@ describe('relay started with the Temporal CLI, as docs/relay.md says', function 
     );
   const pending = async () => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n);
   const outboxCli = (...args: string[]) =>
-    run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'cli', 'main.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...workerEnv() } });
+    run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...workerEnv() } });
 
   it('publishes events after the documented `temporal workflow start` commands; `status` answers', async () => {
     workers.push(new RelayProcess(workerEnv()));

@@ -4,17 +4,17 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { relayWorkflowId } from '../../config/constants';
-import { PROJECT_ROOT } from '../../config/env';
-import { cachePaths } from '../../infra/paths';
-import { ensureSearchAttributes } from '../../infra/search-attributes';
-import { temporalCli } from '../../infra/temporal-cli';
-import { pauseSignal, redriveUpdate, resumeSignal, statusQuery } from '../../workflows/relay-contract';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../../testkit/relay-harness';
-import { eventually } from '../../testkit/wait';
+import { relayWorkflowId } from '../../src/config/constants';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { ensureSearchAttributes } from '../../tools/local-stack/search-attributes';
+import { temporalCli } from '../../tools/local-stack/temporal-cli';
+import { pauseSignal, redriveUpdate, resumeSignal, statusQuery } from '../../workflows/relay/contract';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../kit/relay-harness';
+import { eventually } from '../kit/wait';
 
 const run = promisify(execFile);
 
@@ -32,7 +32,7 @@ describe('relay pause, resume and redrive through Temporal (CLI)', function () {
   let cliEnv: NodeJS.ProcessEnv;
 
   const outboxCli = (...args: string[]) =>
-    run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'cli', 'main.ts'), ...args], { cwd: PROJECT_ROOT, env: cliEnv });
+    run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: PROJECT_ROOT, env: cliEnv });
   const insert = (prefix: string, from: number, to: number) =>
     db.pool.query(
       `INSERT INTO outbox_events (event_type, payload)

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
-import { HEADERS } from '../../kafka/message-format';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { HEADERS } from '../../src/kafka/message-format';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 describe('relay scaled over two worker processes, one killed mid-stream', function () {
   this.timeout(300_000);

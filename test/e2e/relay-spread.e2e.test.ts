@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { HEADERS } from '../../kafka/message-format';
-import type { RelayStatus } from '../../workflows/relay-status';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { HEADERS } from '../../src/kafka/message-format';
+import type { RelayStatus } from '../../workflows/relay/status';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // Relay scale-out with no configuration change: 8 shards, then 1, 2 and 3 relay worker processes
 // started with the same environment, then one of them killed with SIGKILL. Which worker runs

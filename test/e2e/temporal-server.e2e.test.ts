@@ -3,20 +3,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
-import { loadConfig } from '../../config/env';
-import { SEARCH_ATTRIBUTES } from '../../config/constants';
-import { APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox-contract';
-import { cachePaths } from '../../infra/paths';
-import { stackDown, stackUp } from '../../infra/stack';
-import { ensureTemporalServerBinaries, temporalServerBinaries } from '../../infra/temporal-server/build';
-import { HISTORY_SHARDS, VISIBILITY_DATABASE } from '../../infra/temporal-server/server-config';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
-import { createTestTopic } from '../../testkit/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { eventually } from '../../testkit/wait';
+import { loadConfig } from '../../src/config/env';
+import { SEARCH_ATTRIBUTES } from '../../src/config/constants';
+import { APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox/contract';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { stackDown, stackUp } from '../../tools/local-stack/stack';
+import { ensureTemporalServerBinaries, temporalServerBinaries } from '../../tools/local-stack/temporal-server/build';
+import { HISTORY_SHARDS, VISIBILITY_DATABASE } from '../../tools/local-stack/temporal-server/server-config';
+import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
+import { createTestTopic } from '../kit/kafka';
+import { RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { eventually } from '../kit/wait';
 
 // The core pipeline (plain SQL producer → relay → Kafka → consumer → balance) on Temporal's own
 // server as TEMPORAL_SERVER=postgres starts it: PostgreSQL persistence, several history shards,

@@ -3,22 +3,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import type { Browser, Page } from 'playwright-core';
-import { ensureAuditSchedule } from '../../audit/schedule';
-import { triggerAuditRun } from '../../audit/trigger-run';
-import { loadConfig, type Config } from '../../config/env';
-import { findEventWorkflows } from '../../inbox/find-event-workflows';
-import { ensureSearchAttributes } from '../../infra/search-attributes';
-import { ensureRetentionSchedule } from '../../retention/schedule';
-import { startAuditWorker } from '../../testkit/audit-worker';
-import { launchChromium, screenshotDir } from '../../testkit/browser';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
-import type { EventBatch } from '../../workflows/inbox-contract';
+import { ensureAuditSchedule } from '../../src/audit/schedule';
+import { triggerAuditRun } from '../../src/audit/trigger-run';
+import { loadConfig, type Config } from '../../src/config/env';
+import { findEventWorkflows } from '../../src/inbox/find-event-workflows';
+import { ensureSearchAttributes } from '../../tools/local-stack/search-attributes';
+import { ensureRetentionSchedule } from '../../src/retention/schedule';
+import { startAuditWorker } from '../kit/audit-worker';
+import { launchChromium, screenshotDir } from '../kit/browser';
+import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
+import type { EventBatch } from '../../workflows/inbox/contract';
 
 // The Temporal Web UI (the dev server's, :8233) in a real headless Chromium while a pipeline of
 // this test's own runs (relay and consumer processes, retention and audit schedules, traffic):

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { integerArrayLiteral, textArrayLiteral } from '../../db/array-literal';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { integerArrayLiteral, textArrayLiteral } from '../../src/db/array-literal';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
 
-// The array literals the hot queries send instead of JS arrays (db/array-literal.ts) must mean
+// The array literals the hot queries send instead of JS arrays (src/db/array-literal.ts) must mean
 // to PostgreSQL exactly what the arrays meant: every value reads back unchanged, and what the
 // fast path cannot say safely goes through pg's own path.
 describe('array literals read back by PostgreSQL as the arrays they came from', function () {

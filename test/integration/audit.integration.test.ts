@@ -4,22 +4,22 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
 import { register } from 'prom-client';
-import { auditScheduleOptions, ensureAuditSchedule } from '../../audit/schedule';
-import { triggerAuditRun } from '../../audit/trigger-run';
-import { RECONCILIATION_WORKFLOW, type AuditReport } from '../../workflows/reconciliation-contract';
-import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
-import { auditScheduleCheck } from '../../doctor/checks/audit-schedule';
-import { auditDrift } from '../../observability/audit-metrics';
-import { runChecks } from '../../doctor/run-doctor';
-import { ensureSearchAttributes } from '../../infra/search-attributes';
-import { startAuditWorker } from '../../testkit/audit-worker';
-import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { auditScheduleOptions, ensureAuditSchedule } from '../../src/audit/schedule';
+import { triggerAuditRun } from '../../src/audit/trigger-run';
+import { RECONCILIATION_WORKFLOW, type AuditReport } from '../../workflows/audit/contract';
+import { loadConfig, PROJECT_ROOT, type Config } from '../../src/config/env';
+import { auditScheduleCheck } from '../../src/doctor/checks/audit-schedule';
+import { auditDrift } from '../../src/observability/audit-metrics';
+import { runChecks } from '../../src/doctor/run-doctor';
+import { ensureSearchAttributes } from '../../tools/local-stack/search-attributes';
+import { startAuditWorker } from '../kit/audit-worker';
+import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 const run = promisify(execFile);
 
@@ -141,7 +141,7 @@ describe('reconciliation audit (Temporal Schedule) on the real pipeline', functi
     assert.equal(report.drift, true);
     assert.deepEqual(findings(report), { notApplied: ['audit-lost'], inboxRowMissing: ['audit-5'], accounts: [['3', '7']] });
     assert.deepEqual(report.driftCounts, { notApplied: 1, inboxRowMissing: 1, appliedDiffers: 0, balanceMismatches: 1 });
-    // As a metric, outbox_audit_drift{kind}: what alerts page on (infra/prometheus/alerts.yml OutboxAuditDrift).
+    // As a metric, outbox_audit_drift{kind}: what alerts page on (tools/local-stack/prometheus/alerts.yml OutboxAuditDrift).
     assert.deepEqual(await driftGauge(), { notApplied: 1, inboxRowMissing: 1, appliedDiffers: 0, balanceMismatches: 1 });
 
     // In the UI: search attributes (list columns, `OutboxAuditStatus = 'drift'`) and current details.
@@ -158,7 +158,7 @@ describe('reconciliation audit (Temporal Schedule) on the real pipeline', functi
     for (const text of ['audit-lost', 'audit-5', 'account 3']) assert.ok(check!.problems[0]!.message.includes(text), check!.problems[0]!.message);
 
     // And from the CLI, which exits non-zero on drift.
-    const cli = await run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'cli', 'main.ts'), 'audit', 'last'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } }).then(
+    const cli = await run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), 'audit', 'last'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } }).then(
       () => assert.fail('audit last must exit 1 on drift'),
       (err: { code: number; stdout: string }) => err,
     );

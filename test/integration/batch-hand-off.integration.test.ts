@@ -3,16 +3,16 @@ import { Client } from '@temporalio/client';
 import { RawValue } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createInboxActivities } from '../../activities/inbox';
-import { loadConfig } from '../../config/env';
-import { InFlightBatches } from '../../inbox/batch-hand-off';
-import { applyWorkflowRunner } from '../../inbox/consume-batch';
-import { defineHandler, HandlerRegistry } from '../../inbox/handler';
-import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow, type EventBatch } from '../../workflows/inbox-contract';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
+import { loadConfig } from '../../src/config/env';
+import { InFlightBatches } from '../../src/inbox/batch-hand-off';
+import { applyWorkflowRunner } from '../../src/inbox/consume-batch';
+import { defineHandler, HandlerRegistry } from '../../src/inbox/handler';
+import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow, type EventBatch } from '../../workflows/inbox/contract';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
 
 // The batch the consumer started a workflow with reaches the workflow's activity in this process
-// without being decoded again (inbox/batch-hand-off.ts), and only when the activity's input is
+// without being decoded again (src/inbox/batch-hand-off.ts), and only when the activity's input is
 // byte for byte that batch: anything else is decoded from the input, as before.
 describe('batch hand-off to the activity (real dev server, real PostgreSQL)', function () {
   this.timeout(120_000);

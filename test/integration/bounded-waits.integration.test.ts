@@ -3,13 +3,13 @@ import { inspect } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createInboxActivities } from '../../activities/inbox';
-import { loadConfig } from '../../config/env';
-import { createPool, databaseTimeouts } from '../../db/pool';
-import { defineHandler, HandlerRegistry } from '../../inbox/handler';
-import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
-import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow, type EventBatch } from '../../workflows/inbox-contract';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
+import { loadConfig } from '../../src/config/env';
+import { createPool, databaseTimeouts } from '../../src/db/pool';
+import { defineHandler, HandlerRegistry } from '../../src/inbox/handler';
+import { connectTemporalClient, withCallDeadline } from '../../src/temporal/connect-client';
+import { APPLY_EVENTS_WORKFLOW, type ApplyEventsWorkflow, type EventBatch } from '../../workflows/inbox/contract';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
 
 const oneEvent: EventBatch = { consumer: 'nobody', topics: ['t'], eventIds: ['e1'], eventTypes: ['payment_confirmed'], topicIndex: [0], partitions: [0], offsets: ['0'], data: [{}], payloadHashes: ['h'] };
 

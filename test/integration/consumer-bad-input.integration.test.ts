@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT } from '../../config/env';
-import { HEADERS } from '../../kafka/message-format';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { eventually } from '../../testkit/wait';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { HEADERS } from '../../src/kafka/message-format';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { eventually } from '../kit/wait';
 
 const run = promisify(execFile);
 
@@ -103,7 +103,7 @@ describe('consumer: bad input is parked with its reason and consumption continue
     assert.ok(dead.every((d) => d.reason.length > 0));
 
     // The operator's view.
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'inbox', 'parked', '--limit', '100'], {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'inbox', 'parked', '--limit', '100'], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, DATABASE_URL: db.url },
     });

@@ -3,12 +3,12 @@ import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { Kafka } from 'kafkajs';
-import { PROJECT_ROOT } from '../../config/env';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { eventually } from '../../testkit/wait';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { eventually } from '../kit/wait';
 
 const run = promisify(execFile);
 
@@ -130,7 +130,7 @@ describe('consumer: dead letters never stall a partition; redrive credits once',
 
     it('redrive credits a parked event once its account exists, exactly once however often redriven', async () => {
       const cli = (...args: string[]) =>
-        run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'inbox', 'redrive', ...args], {
+        run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'inbox', 'redrive', ...args], {
           cwd: PROJECT_ROOT,
           env: { ...process.env, DATABASE_URL: db.url, CONSUMER_TASK_QUEUE: taskQueue, TEMPORAL_CALL_TIMEOUT_MS: '60000' },
         }).catch((err: { stdout: string; code: number }) => ({ stdout: err.stdout, code: err.code }));

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { loadConfig, type Config } from '../../config/env';
-import { HEADERS } from '../../kafka/message-format';
-import { defineHandler } from '../../inbox/handler';
+import { loadConfig, type Config } from '../../src/config/env';
+import { HEADERS } from '../../src/kafka/message-format';
+import { defineHandler } from '../../src/inbox/handler';
 import { runConsumerWorker } from '../../workers/consumer.worker';
-import { consumerEnv } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { eventually } from '../../testkit/wait';
+import { consumerEnv } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { eventually } from '../kit/wait';
 
 // The consumer fetches ahead: while a chunk is being applied (here, held inside its handler),
 // kafkajs fetches again and another partition's new events are applied. The held partition

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import type { Kafka } from 'kafkajs';
-import { HEADERS } from '../../kafka/message-format';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { testKafka } from '../../testkit/kafka';
-import { eventually } from '../../testkit/wait';
+import { HEADERS } from '../../src/kafka/message-format';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { testKafka } from '../kit/kafka';
+import { eventually } from '../kit/wait';
 
 // Consumers are handler sets. The worker registers the example handlers named in
 // CONSUMER_HANDLERS (payment_confirmed credits a balance, set-based; order_shipped inserts a

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { consumerEnv, eventsWithDuplicates, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { eventually } from '../../testkit/wait';
+import { consumerEnv, eventsWithDuplicates, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { eventually } from '../kit/wait';
 
 describe('consumer: 10,000 events with 20% duplicates, then a full replay by a new group', () => {
   let db: TestDatabase;

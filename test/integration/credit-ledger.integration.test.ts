@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { applyEvents } from '../../inbox/apply-events';
-import { HandlerRegistry } from '../../inbox/handler';
-import { paymentConfirmedHandler } from '../../payments/credit-handler';
-import type { EventBatch } from '../../workflows/inbox-contract';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { applyEvents } from '../../src/inbox/apply-events';
+import { HandlerRegistry } from '../../src/inbox/handler';
+import { paymentConfirmedHandler } from '../../examples/payments/credit-handler';
+import type { EventBatch } from '../../workflows/inbox/contract';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
 
 // The payment credit handler writes payments_credit_ledger (what the reconciliation audit sums)
 // in the inbox transaction: a ledger row exactly for each credit that moved a balance, with the

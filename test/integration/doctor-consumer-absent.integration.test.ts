@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { loadConfig, PROJECT_ROOT } from '../../config/env';
-import { consumerLagCheck } from '../../doctor/checks/consumer-lag';
-import type { DoctorReport } from '../../doctor/run-doctor';
-import { consumerEnv, produceEvents, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { eventually } from '../../testkit/wait';
+import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { consumerLagCheck } from '../../src/doctor/checks/consumer-lag';
+import type { DoctorReport } from '../../src/doctor/run-doctor';
+import { consumerEnv, produceEvents, spawnConsumer, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { eventually } from '../kit/wait';
 
 // Issue 14, point 6: 1.2 million events waited with no consumer running and the doctor said OK,
 // because a credit had been applied within CONSUMER_MAX_LAG_MS (1 day). Reproduced small: a
@@ -44,7 +44,7 @@ describe('doctor: events wait and no consumer runs', function () {
     await new Promise((r) => setTimeout(r, 2500));
 
     // The doctor as an operator runs it.
-    const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'doctor', '--json'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } }).catch(
+    const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'doctor', '--json'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } }).catch(
       (err: { stdout: string; code: number }) => ({ stdout: err.stdout, code: err.code }),
     );
     assert.equal((run as { code?: number }).code, 1, 'the doctor exits non-zero');

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../config/env';
-import { consumerLagCheck } from '../../doctor/checks/consumer-lag';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { loadConfig } from '../../src/config/env';
+import { consumerLagCheck } from '../../src/doctor/checks/consumer-lag';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
 
 describe('doctor: consumer lag', () => {
   let db: TestDatabase;

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { Client } from 'pg';
-import { loadConfig, type Config } from '../../config/env';
-import { migrate } from '../../db/migrate';
-import { pollPlanCheck } from '../../doctor/checks/poll-plan';
-import { vacuumHorizonCheck } from '../../doctor/checks/vacuum-horizon';
-import type { CheckResult } from '../../doctor/types';
-import { cachePaths } from '../../infra/paths';
-import { readHorizonAgeSeconds } from '../../outbox/queries/read-horizon-age';
-import { ensurePostgres, stopPostgres } from '../../infra/postgres';
-import { uniqueName } from '../../testkit/ids';
-import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
+import { loadConfig, type Config } from '../../src/config/env';
+import { migrate } from '../../src/db/migrate';
+import { pollPlanCheck } from '../../src/doctor/checks/poll-plan';
+import { vacuumHorizonCheck } from '../../src/doctor/checks/vacuum-horizon';
+import type { CheckResult } from '../../src/doctor/types';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { readHorizonAgeSeconds } from '../../src/outbox/queries/read-horizon-age';
+import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
+import { uniqueName } from '../kit/ids';
+import { isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
 
 // Each kind of vacuum-horizon holder, held for real, and the doctor naming it. On a PostgreSQL of
-// its own (testkit/isolated-stack.ts): replication slots hold the horizon of the whole
+// its own (test/kit/isolated-stack.ts): replication slots hold the horizon of the whole
 // cluster, and the shared cluster may predate max_prepared_transactions / wal_level=logical.
 
 const noLog = () => undefined;
@@ -70,7 +70,7 @@ describe('doctor: what holds vacuum back, named (isolated PostgreSQL)', function
     }
   });
 
-  it('the cluster allows prepared transactions (infra/postgres.ts sets max_prepared_transactions)', async () => {
+  it('the cluster allows prepared transactions (tools/local-stack/postgres.ts sets max_prepared_transactions)', async () => {
     const c = await connect();
     assert.ok(Number((await c.query('SHOW max_prepared_transactions')).rows[0].max_prepared_transactions) > 0);
   });

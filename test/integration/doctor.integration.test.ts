@@ -2,18 +2,18 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { seedScene } from '../../testkit/seed-scene-rows';
-import { loadConfig, PROJECT_ROOT } from '../../config/env';
-import type { DoctorReport } from '../../doctor/run-doctor';
-import { runDoctor } from '../../doctor/run-doctor';
-import { databaseTimeAgo } from '../../retention/database-clock';
-import { planOutboxWalk } from '../../retention/plan-outbox-walk';
-import { ensureRetentionSchedule } from '../../retention/schedule';
-import { sweepPublishedOutbox } from '../../retention/sweep-published-outbox';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { testTemporalClient } from '../../testkit/temporal';
+import { seedScene } from '../kit/seed-scene-rows';
+import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import type { DoctorReport } from '../../src/doctor/run-doctor';
+import { runDoctor } from '../../src/doctor/run-doctor';
+import { databaseTimeAgo } from '../../src/retention/database-clock';
+import { planOutboxWalk } from '../../src/retention/plan-outbox-walk';
+import { ensureRetentionSchedule } from '../../src/retention/schedule';
+import { sweepPublishedOutbox } from '../../src/retention/sweep-published-outbox';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { testTemporalClient } from '../kit/temporal';
 
 const run = promisify(execFile);
 const DAY = 86_400_000;
@@ -27,7 +27,7 @@ function check(report: DoctorReport, name: string) {
 /** The doctor as a user runs it: the CLI, its exit code and its output. */
 async function doctorCli(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ code: number; stdout: string }> {
   try {
-    const { stdout } = await run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'cli/main.ts'), 'doctor', ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+    const { stdout } = await run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src/cli/main.ts'), 'doctor', ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
     return { code: 0, stdout };
   } catch (err) {
     const e = err as { code: number; stdout: string };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { enqueue, EnqueueValidationError } from '../../outbox/enqueue';
-import { inTransaction } from '../../db/pool';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { enqueue, EnqueueValidationError } from '../../src/outbox/enqueue';
+import { inTransaction } from '../../src/db/pool';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
 
 describe('enqueue: an outbox row inside the caller’s transaction', () => {
   let db: TestDatabase;

@@ -3,14 +3,14 @@ import { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { createInboxActivities } from '../../activities/inbox';
-import { loadConfig } from '../../config/env';
-import { applyWorkflowRunner } from '../../inbox/consume-batch';
-import { EventCoalescer, type ChunkEvents, type FlightReport } from '../../inbox/event-coalescer';
-import { INBOX_FAILURES, type EventBatch } from '../../workflows/inbox-contract';
-import { uniqueName } from '../../testkit/ids';
-import { eventually } from '../../testkit/wait';
+import { loadConfig } from '../../src/config/env';
+import { applyWorkflowRunner } from '../../src/inbox/consume-batch';
+import { EventCoalescer, type ChunkEvents, type FlightReport } from '../../src/inbox/event-coalescer';
+import { INBOX_FAILURES, type EventBatch } from '../../workflows/inbox/contract';
+import { uniqueName } from '../kit/ids';
+import { eventually } from '../kit/wait';
 
-// The consumer's group commit (inbox/event-coalescer.ts) with the real applyEventsWorkflow on a
+// The consumer's group commit (src/inbox/event-coalescer.ts) with the real applyEventsWorkflow on a
 // real worker against the running dev server, in seconds: the activity is a stub this test
 // registers (it records each batch and can be held), because the unit under test is how chunks
 // of many partitions are gathered into workflows. The inbox's real-service tests are

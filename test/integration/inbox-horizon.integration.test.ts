@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { applyEvents } from '../../inbox/apply-events';
-import { HandlerRegistry } from '../../inbox/handler';
-import { paymentConfirmedHandler } from '../../payments/credit-handler';
-import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
-import { spawnConsumer } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { applyEvents } from '../../src/inbox/apply-events';
+import { HandlerRegistry } from '../../src/inbox/handler';
+import { paymentConfirmedHandler } from '../../examples/payments/credit-handler';
+import { pruneProcessedEvents } from '../../src/inbox/prune-processed-events';
+import { spawnConsumer } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
 
 describe('inbox retention horizon', () => {
   it('a consumer worker refuses to start when the horizon does not exceed topic retention + maximum lag', async () => {

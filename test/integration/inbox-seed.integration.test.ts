@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { eventually } from '../../testkit/wait';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { eventually } from '../kit/wait';
 
 // The seed's third scene, literally: evt_9f2 credits account 42 with 500, delivered twice.
 describe('inbox: the seed example (evt_9f2 delivered twice)', () => {

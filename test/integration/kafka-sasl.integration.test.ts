@@ -3,20 +3,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../config/env';
+import { loadConfig } from '../../src/config/env';
 import { Kafka, logLevel } from 'kafkajs';
-import { createKafka } from '../../kafka/client';
-import { kafkaConnectionOptions } from '../../kafka/connection-options';
-import { ensureTopics } from '../../kafka/topics';
-import { enqueue } from '../../outbox/enqueue';
-import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { RelayProcess, startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { startSaslBroker, type SaslBroker } from '../../testkit/sasl-broker';
-import { makeTestPki, type TestPki } from '../../testkit/tls-proxy';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { createKafka } from '../../src/kafka/client';
+import { kafkaConnectionOptions } from '../../src/kafka/connection-options';
+import { ensureTopics } from '../../src/kafka/topics';
+import { enqueue } from '../../src/outbox/enqueue';
+import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { startSaslBroker, type SaslBroker } from '../kit/sasl-broker';
+import { makeTestPki, type TestPki } from '../kit/tls-proxy';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // Managed Kafka asks clients to authenticate: the relay and a consumer publish and consume
 // through a broker that accepts only SASL SCRAM-SHA-512 (a broker of this test's own; the
@@ -111,7 +111,7 @@ describe('Kafka SASL SCRAM-SHA-512: the relay and a consumer through an authenti
   it('SASL over TLS (SASL_SSL): with KAFKA_SSL_CA_FILE the client trusts the broker; without it the handshake is refused', async () => {
     const topics = async (extra: Record<string, string>) => {
       const config = loadConfig({ ...process.env, ...env, KAFKA_BROKERS: broker.saslSslAddress!, ...extra });
-      // The options every client of the project is built with (kafka/connection-options.ts); no retries, so a refusal is quick.
+      // The options every client of the project is built with (src/kafka/connection-options.ts); no retries, so a refusal is quick.
       const admin = new Kafka({ clientId: uniqueName('sasl-ssl'), ...kafkaConnectionOptions(config), logLevel: logLevel.NOTHING, retry: { retries: 0 } }).admin();
       try {
         await admin.connect();

@@ -4,13 +4,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
-import { loadConfig, type Config } from '../../config/env';
-import { migrate } from '../../db/migrate';
-import { LOCAL_PG_WORKER_LOGINS } from '../../infra/local-credentials';
-import { cachePaths } from '../../infra/paths';
-import { ensurePostgres, stopPostgres } from '../../infra/postgres';
-import { socketClient } from '../../infra/postgres-auth';
-import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
+import { loadConfig, type Config } from '../../src/config/env';
+import { migrate } from '../../src/db/migrate';
+import { LOCAL_PG_WORKER_LOGINS } from '../../tools/local-stack/local-credentials';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
+import { socketClient } from '../../tools/local-stack/postgres-auth';
+import { isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
 
 // The local stack's PostgreSQL asks for a password on TCP: for a new cluster, and for a cluster
 // initialised by an earlier release with trust authentication once the stack restarts it. Each

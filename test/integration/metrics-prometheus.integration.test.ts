@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../config/env';
-import { workerTargets } from '../../infra/prometheus';
-import { enqueue } from '../../outbox/enqueue';
-import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { startTestPrometheus, type TestPrometheus } from '../../testkit/prometheus';
-import { startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
-import { RETENTION_WORKFLOW, type RetentionWorkflow } from '../../workflows/retention-contract';
+import { loadConfig } from '../../src/config/env';
+import { workerTargets } from '../../tools/local-stack/prometheus';
+import { enqueue } from '../../src/outbox/enqueue';
+import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { startTestPrometheus, type TestPrometheus } from '../kit/prometheus';
+import { startShard, terminateStartedShards } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
+import { RETENTION_WORKFLOW, type RetentionWorkflow } from '../../workflows/retention/contract';
 
 // Point 1 of issue 14 on the real services: the three worker processes serve /metrics, a real
 // Prometheus (the machine's binary) scrapes them and the Temporal SDK's endpoints, and its

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { migrate, readMigrations } from '../../db/migrate';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { migrate, readMigrations } from '../../src/db/migrate';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
 
 describe('migration runner', () => {
   let db: TestDatabase;

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../config/env';
-import { oddOutboxRowsCheck } from '../../doctor/checks/odd-outbox-rows';
-import { runChecks } from '../../doctor/run-doctor';
-import { HEADERS } from '../../kafka/message-format';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { createTestTopic } from '../../testkit/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { loadConfig } from '../../src/config/env';
+import { oddOutboxRowsCheck } from '../../src/doctor/checks/odd-outbox-rows';
+import { runChecks } from '../../src/doctor/run-doctor';
+import { HEADERS } from '../../src/kafka/message-format';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { createTestTopic } from '../kit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // Rows a plain-SQL producer can write that our own API never would. Each is refused at INSERT
 // with a named reason, parked with its reason, or handled as the contract says; none spins or

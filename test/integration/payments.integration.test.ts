@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { inTransaction } from '../../db/pool';
-import { confirmPayment } from '../../payments/confirm-payment';
-import { createPayment } from '../../payments/create-payment';
-import { PaymentValidationError } from '../../payments/validate';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { inTransaction } from '../../src/db/pool';
+import { confirmPayment } from '../../examples/payments/confirm-payment';
+import { createPayment } from '../../examples/payments/create-payment';
+import { PaymentValidationError } from '../../examples/payments/validate';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
 
 describe('payments: confirm and enqueue payment_confirmed atomically', () => {
   let db: TestDatabase;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { readPendingRows } from '../../outbox/queries/read-pending-rows';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { readPendingRows } from '../../src/outbox/queries/read-pending-rows';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
 
 // The relay reads created_at as text PostgreSQL renders in the created-at header's format, instead
 // of parsing a Date per row and printing it again. The header must not change: the same text

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../config/env';
-import { migrate } from '../../db/migrate';
-import { createPool } from '../../db/pool';
-import { cachePaths } from '../../infra/paths';
-import { ensurePostgres, stopPostgres } from '../../infra/postgres';
-import { socketClient } from '../../infra/postgres-auth';
-import { enqueue } from '../../outbox/enqueue';
-import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
+import { loadConfig, type Config } from '../../src/config/env';
+import { migrate } from '../../src/db/migrate';
+import { createPool } from '../../src/db/pool';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
+import { socketClient } from '../../tools/local-stack/postgres-auth';
+import { enqueue } from '../../src/outbox/enqueue';
+import { isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
 
 // Managed PostgreSQL (RDS, Cloud SQL, Neon...) is reached over TLS and its certificate checked
 // against the provider's CA. Here a PostgreSQL of this test's own serves a certificate signed by

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type Client, type Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { HEADERS } from '../../kafka/message-format';
-import { enqueue } from '../../outbox/enqueue';
-import { listParked, redriveParked } from '../../outbox/queries/parked-rows';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
-import { RELAY_FAILURES, statusQuery, stopSignal } from '../../workflows/relay-contract';
+import { HEADERS } from '../../src/kafka/message-format';
+import { enqueue } from '../../src/outbox/enqueue';
+import { listParked, redriveParked } from '../../src/outbox/queries/parked-rows';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
+import { RELAY_FAILURES, statusQuery, stopSignal } from '../../workflows/relay/contract';
 
 describe('relay guarantees: poison rows, order per key, one relay per shard', function () {
   this.timeout(180_000);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Client } from 'pg';
-import { ensureLayout, readLayout } from '../../outbox/queries/relay-layout';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
+import { ensureLayout, readLayout } from '../../src/outbox/queries/relay-layout';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
 
 // Two relay shards starting at once on a fresh database both try to record the layout. The
 // loser's INSERT waits for the winner's commit, then does nothing; its statement's snapshot is

@@ -6,11 +6,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { RelayActivities } from '../../activities/relay';
 import type { RelaySessionInput } from '../../activities/relay/types';
-import { loadConfig } from '../../config/env';
-import { RELAY_FAILURES, RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, stopSignal, type RelayShardInput, type RelayShardWorkflow } from '../../workflows/relay-contract';
-import { uniqueName } from '../../testkit/ids';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { loadConfig } from '../../src/config/env';
+import { RELAY_FAILURES, RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, stopSignal, type RelayShardInput, type RelayShardWorkflow } from '../../workflows/relay/contract';
+import { uniqueName } from '../kit/ids';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // The relay shard's loop on its own, in seconds: the real workflow code on a real worker against
 // the running dev server, with stub activities this test registers instead of PostgreSQL and
@@ -106,7 +106,7 @@ describe('relay shard loop (workflow logic, stub activities, real dev server)', 
   before(async () => {
     temporal = await testTemporalClient();
     workerConnection = await NativeConnection.connect({ address: loadConfig().temporal.address });
-    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows/relay-workflows'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } });
+    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows/relay'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } });
   });
   after(async () => {
     await workerConnection?.close();

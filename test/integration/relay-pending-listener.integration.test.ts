@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { Client } from 'pg';
 import { PendingListener } from '../../activities/relay/pending-listener';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { eventually } from '../../testkit/wait';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { eventually } from '../kit/wait';
 
 // The relay's idle waits check the shard, then wait for a NOTIFY. A commit whose notification
 // arrives while the check is still running (its snapshot taken before the commit) is the case

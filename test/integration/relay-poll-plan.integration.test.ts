@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import type { PoolClient } from 'pg';
-import { explainPoll } from '../../doctor/checks/poll-plan';
-import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../../outbox/queries/fetch-pending-ids';
-import { pinPollPlan } from '../../outbox/queries/poll-plan-settings';
-import { startRelays } from '../../outbox/relay-control';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { relayTestConfig, startInProcessRelay, type InProcessRelay } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { explainPoll } from '../../src/doctor/checks/poll-plan';
+import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../../src/outbox/queries/fetch-pending-ids';
+import { pinPollPlan } from '../../src/outbox/queries/poll-plan-settings';
+import { startRelays } from '../../src/outbox/relay-control';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { relayTestConfig, startInProcessRelay, type InProcessRelay } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // A relay that comes back to a large backlog (an outage, a burst), with statistics that say so.
 const BACKLOG = 200_000;

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { restartShards, startRelays, stuckShards } from '../../outbox/relay-control';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic } from '../../testkit/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
-import { RELAY_SHARD_WORKFLOW, type RelayShardWorkflow } from '../../workflows/relay-contract';
+import { restartShards, startRelays, stuckShards } from '../../src/outbox/relay-control';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic } from '../kit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
+import { RELAY_SHARD_WORKFLOW, type RelayShardWorkflow } from '../../workflows/relay/contract';
 
 // After a deploy that changed the relay's workflow code under a running shard, the shard's
 // workflow task fails on every attempt. `relay restart --stuck-only` must find it and bring it

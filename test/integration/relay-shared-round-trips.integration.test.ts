@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import type { Producer } from 'kafkajs';
 import { createSharedRoundTrips, type SharedRoundTrips } from '../../activities/relay/shared-round-trips';
-import { loadConfig } from '../../config/env';
-import { createRelayProducer } from '../../kafka/relay-producer';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
+import { loadConfig } from '../../src/config/env';
+import { createRelayProducer } from '../../src/kafka/relay-producer';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { createTestTopic, testKafka } from '../kit/kafka';
 
 // The relay's shards of one worker share their small round trips: calls made in the same turn
 // leave as one statement or one Kafka request. Against real PostgreSQL and Kafka: each caller

@@ -3,13 +3,13 @@ import type { Client, Connection } from '@temporalio/client';
 import type { PoolClient } from 'pg';
 import { NO_BOUND, PendingScanBound } from '../../activities/relay/pending-scan-bound';
 import { pollPendingIds } from '../../activities/relay/poll-pending-ids';
-import { HEADERS } from '../../kafka/message-format';
-import { fetchPendingIds } from '../../outbox/queries/fetch-pending-ids';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { createTestTopic } from '../../testkit/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { HEADERS } from '../../src/kafka/message-format';
+import { fetchPendingIds } from '../../src/outbox/queries/fetch-pending-ids';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { createTestTopic } from '../kit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // The relay's bound under a held vacuum horizon: a REPEATABLE READ snapshot open in another
 // session (so published rows stay dead entries in the pending index), events flowing, and a

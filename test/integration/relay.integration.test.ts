@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
-import { HEADERS } from '../../kafka/message-format';
-import { enqueue } from '../../outbox/enqueue';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { createTestTopic } from '../../testkit/kafka';
-import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
-import { statusQuery, stopSignal, type RelayShardInput } from '../../workflows/relay-contract';
-import { loadConfig } from '../../config/env';
-import { configuredRelayControl, startRelays } from '../../outbox/relay-control';
-import { uniqueName } from '../../testkit/ids';
+import { HEADERS } from '../../src/kafka/message-format';
+import { enqueue } from '../../src/outbox/enqueue';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { createTestTopic } from '../kit/kafka';
+import { readWholeTopic, relayTestConfig, startInProcessRelay, startShard, terminateStartedShards, type InProcessRelay } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
+import { statusQuery, stopSignal, type RelayShardInput } from '../../workflows/relay/contract';
+import { loadConfig } from '../../src/config/env';
+import { configuredRelayControl, startRelays } from '../../src/outbox/relay-control';
+import { uniqueName } from '../kit/ids';
 
 describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () {
   this.timeout(180_000);

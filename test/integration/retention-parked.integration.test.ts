@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../config/env';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { runRetentionOnce } from '../../testkit/retention-run';
+import { loadConfig } from '../../src/config/env';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { runRetentionOnce } from '../kit/retention-run';
 
 const DAY = 86_400_000;
 

@@ -6,16 +6,16 @@ import { promisify } from 'node:util';
 import { Client, ScheduleOverlapPolicy } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../../activities/retention';
-import { RETENTION_WORKFLOW, type RetentionReport } from '../../workflows/retention-contract';
-import { seedScene } from '../../testkit/seed-scene-rows';
-import { loadConfig, PROJECT_ROOT, type Config } from '../../config/env';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { testTemporalClient } from '../../testkit/temporal';
+import { RETENTION_WORKFLOW, type RetentionReport } from '../../workflows/retention/contract';
+import { seedScene } from '../kit/seed-scene-rows';
+import { loadConfig, PROJECT_ROOT, type Config } from '../../src/config/env';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { testTemporalClient } from '../kit/temporal';
 
 const exec = promisify(execFile);
 
-/** The `temporal` binary the way infra/temporal.ts finds it: TEMPORAL_CLI, the project cache, PATH. */
+/** The `temporal` binary the way tools/local-stack/temporal.ts finds it: TEMPORAL_CLI, the project cache, PATH. */
 function temporalBinary(config: Config): string {
   if (config.temporal.cli) return config.temporal.cli;
   const cached = path.join(config.local.cacheDir, 'bin', 'temporal');
@@ -46,7 +46,7 @@ async function retentionWorker(config: Config, db: TestDatabase, namespace: stri
     connection,
     namespace,
     taskQueue,
-    workflowsPath: require.resolve('../../workflows/retention'),
+    workflowsPath: require.resolve('../../workflows/retention/retention'),
     activities: createRetentionActivities({ pool: db.pool, config }),
   });
   return { worker, connection };

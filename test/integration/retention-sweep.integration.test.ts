@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../../workflows/retention-contract';
-import { seedScene } from '../../testkit/seed-scene-rows';
-import { loadConfig, PROJECT_ROOT } from '../../config/env';
-import { databaseTimeAgo } from '../../retention/database-clock';
-import { planOutboxWalk } from '../../retention/plan-outbox-walk';
-import { sweepPublishedOutbox, type SweepBatch } from '../../retention/sweep-published-outbox';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { testTemporalClient } from '../../testkit/temporal';
-import { runRetentionOnce } from '../../testkit/retention-run';
+import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../../workflows/retention/contract';
+import { seedScene } from '../kit/seed-scene-rows';
+import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { databaseTimeAgo } from '../../src/retention/database-clock';
+import { planOutboxWalk } from '../../src/retention/plan-outbox-walk';
+import { sweepPublishedOutbox, type SweepBatch } from '../../src/retention/sweep-published-outbox';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { testTemporalClient } from '../kit/temporal';
+import { runRetentionOnce } from '../kit/retention-run';
 
 const DAY = 86_400_000;
 const SHAPE = { rows: 200_000, perDay: 50_000, pending: 50, parked: 20 };

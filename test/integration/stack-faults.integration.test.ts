@@ -2,17 +2,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { PROJECT_ROOT, type Config } from '../../config/env';
-import { StackError } from '../../infra/errors';
-import { ensureKafka, stopKafka } from '../../infra/kafka';
-import { cachePaths } from '../../infra/paths';
-import { ensurePostgres, stopPostgres } from '../../infra/postgres';
-import { pidFile, runningPid } from '../../infra/processes';
-import { stackStatus } from '../../infra/stack';
-import { temporalCli } from '../../infra/temporal-cli';
-import { isolatedStack, type IsolatedStack } from '../../testkit/isolated-stack';
+import { PROJECT_ROOT, type Config } from '../../src/config/env';
+import { StackError } from '../../tools/local-stack/errors';
+import { ensureKafka, stopKafka } from '../../tools/local-stack/kafka';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
+import { pidFile, runningPid } from '../../tools/local-stack/processes';
+import { stackStatus } from '../../tools/local-stack/stack';
+import { temporalCli } from '../../tools/local-stack/temporal-cli';
+import { isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
 
-// Each test gets a cache folder and ports of its own (testkit/isolated-stack.ts), so it
+// Each test gets a cache folder and ports of its own (test/kit/isolated-stack.ts), so it
 // can break things without touching the stack the rest of the suite runs on.
 
 const stacks: IsolatedStack[] = [];

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { loadConfig } from '../../config/env';
+import { loadConfig } from '../../src/config/env';
 import { createSmokeActivities } from '../fixtures/smoke-activities';
 import { smokeWorkflow } from '../fixtures/smoke-workflow';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { testTemporalClient } from '../../testkit/temporal';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { testTemporalClient } from '../kit/temporal';
 
 describe('the real stack (smoke)', () => {
   let db: TestDatabase;

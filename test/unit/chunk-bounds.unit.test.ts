@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chunkEnds, eventBytes, EVENT_OVERHEAD_BYTES } from '../../inbox/chunk-bounds';
+import { chunkEnds, eventBytes, EVENT_OVERHEAD_BYTES } from '../../src/inbox/chunk-bounds';
 
 // How a partition's fetched messages are cut into chunks: by count, and by bytes so that one
 // workflow input stays under Temporal's payload limit whatever the events' size.

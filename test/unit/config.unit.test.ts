@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../config/env';
+import { ConfigError, loadConfig } from '../../src/config/env';
 
 describe('loadConfig', () => {
   it('uses the local stack when no service is configured', () => {

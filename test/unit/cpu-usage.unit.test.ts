@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { databaseOfPostgresTitle, measureCpu, microsPerEvent } from '../../bench/support/cpu-usage';
+import { databaseOfPostgresTitle, measureCpu, microsPerEvent } from '../../tools/bench/support/cpu-usage';
 
 describe('which database a PostgreSQL process serves', () => {
   it('reads it from a backend’s or an autovacuum worker’s title', () => {

@@ -4,14 +4,14 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { parse } from 'yaml';
 import { register } from 'prom-client';
-import { buildProgram } from '../../cli/program';
-import { loadConfig, PROJECT_ROOT } from '../../config/env';
-import { workerTargets } from '../../infra/prometheus';
-import '../../observability/consumer-group-metrics';
-import '../../observability/audit-metrics';
-import '../../observability/consumer-metrics';
-import '../../observability/relay-metrics';
-import '../../observability/retention-metrics';
+import { buildProgram } from '../../src/cli/program';
+import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { workerTargets } from '../../tools/local-stack/prometheus';
+import '../../src/observability/consumer-group-metrics';
+import '../../src/observability/audit-metrics';
+import '../../src/observability/consumer-metrics';
+import '../../src/observability/relay-metrics';
+import '../../src/observability/retention-metrics';
 import { WORKER_NODE_ARGS } from '../../workers/node-args';
 
 // No Docker engine runs where the tests run, so this checks what can be checked without one:
@@ -48,7 +48,7 @@ function dockerfileInstructions(text: string): { op: string; args: string }[] {
     });
 }
 
-/** The CLI subcommand a `node --import tsx cli/main.ts a b --opt` argument list invokes, or undefined. */
+/** The CLI subcommand a `node --import tsx src/cli/main.ts a b --opt` argument list invokes, or undefined. */
 function cliSubcommand(program: Command, argv: string[]): Command | undefined {
   let command = program;
   for (const word of argv) {
@@ -115,9 +115,9 @@ describe('docker-compose.yml', () => {
   it('has a start step that applies the schema, topics and search attributes, then starts the relay shards and the retention schedule, with the CLI’s own commands', () => {
     const steps = shellSteps(services.setup!.command!);
     const invoked = steps.map((argv) => {
-      assert.deepEqual(argv.slice(0, 4), ['node', '--import', 'tsx', 'cli/main.ts'], `runs the project's CLI: ${argv.join(' ')}`);
+      assert.deepEqual(argv.slice(0, 4), ['node', '--import', 'tsx', 'src/cli/main.ts'], `runs the project's CLI: ${argv.join(' ')}`);
       const command = cliSubcommand(program, argv.slice(4));
-      assert.ok(command, `cli/main.ts has no command ${argv.slice(4).join(' ')}`);
+      assert.ok(command, `src/cli/main.ts has no command ${argv.slice(4).join(' ')}`);
       return `${command.parent === program ? '' : `${command.parent!.name()} `}${command.name()}`;
     });
     assert.deepEqual(invoked, ['setup', 'relay start', 'retention schedule']);
@@ -126,8 +126,9 @@ describe('docker-compose.yml', () => {
 
   it('sends demo traffic through a CLI command that exists, so events flow once the stack is up', () => {
     const argv = services['demo-traffic']!.command!;
-    assert.deepEqual(argv.slice(0, 4), ['node', '--import', 'tsx', 'cli/main.ts']);
-    assert.equal(cliSubcommand(program, argv.slice(4))?.name(), 'traffic');
+    assert.deepEqual(argv.slice(0, 4), ['node', '--import', 'tsx', 'tools/cli.ts']);
+    assert.equal(argv[4], 'traffic');
+    assert.ok(fs.readFileSync(path.join(PROJECT_ROOT, 'tools/cli.ts'), 'utf8').includes('registerTrafficCommand(program)'), 'tools/cli.ts registers the traffic command');
   });
 
   it('runs the workers from the image with the same Node flags as npm run worker:*, on entry points that exist', () => {
@@ -177,12 +178,12 @@ describe('docker-compose.yml', () => {
     const expected = workerTargets(defaults).map((t) => `${t.job}=${t.address.replace('127.0.0.1', `${t.job.split('-')[0]}-worker`)}`).sort();
     assert.deepEqual(scraped, expected);
     for (const name of ['relay-worker', 'consumer-worker', 'retention-worker']) assert.equal(services[name]!.environment!.METRICS_HOST, '0.0.0.0');
-    const alerts = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'infra/prometheus/alerts.yml'), 'utf8'));
+    const alerts = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'tools/local-stack/prometheus/alerts.yml'), 'utf8'));
     assert.ok(alerts.groups[0].rules.length >= 5);
   });
 
   it("gives Grafana a dashboard whose queries use only metrics the workers export", () => {
-    const dashboard = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'infra/grafana/dashboards/outbox.json'), 'utf8'));
+    const dashboard = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'tools/local-stack/grafana/dashboards/outbox.json'), 'utf8'));
     const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
     assert.ok(exprs.length >= 15);
     const ours = new Set(register.getMetricsAsArray().map((m) => m.name));

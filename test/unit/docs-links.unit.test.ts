@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../config/env';
+import { PROJECT_ROOT } from '../../src/config/env';
 
 // A link between our Markdown pages is only useful while it leads somewhere: a page moved or a
 // heading renamed (docs/relay.md's measurements went to docs/measurements/, for one) must take
@@ -9,7 +9,7 @@ import { PROJECT_ROOT } from '../../config/env';
 
 // Folders that hold no Markdown of ours: installed packages, build output, the local stack's
 // cache, quick benchmark results (ignored by git) and git itself.
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.cache', '.git', path.join('bench', 'results', 'quick')]);
+const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.cache', '.git', path.join('tools', 'bench', 'results', 'quick')]);
 
 function markdownFiles(dir = ''): string[] {
   return fs.readdirSync(path.join(PROJECT_ROOT, dir), { withFileTypes: true }).flatMap((entry) => {

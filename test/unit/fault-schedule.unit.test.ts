@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { faultSchedule } from '../../soak/run-fault-soak';
+import { faultSchedule } from '../../tools/soak/run-fault-soak';
 
 describe('fault soak schedule', () => {
   it('alternates worker kills and spreads each service crash over the run', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { canonicalJson, payloadHash } from '../../inbox/payload-hash';
-import { validateEnvelope } from '../../inbox/validate-envelope';
-import { validateCredit } from '../../payments/validate-credit';
-import { validateShipment } from '../../shipping/order-shipped-handler';
+import { canonicalJson, payloadHash } from '../../src/inbox/payload-hash';
+import { validateEnvelope } from '../../src/inbox/validate-envelope';
+import { validateCredit } from '../../examples/payments/validate-credit';
+import { validateShipment } from '../../examples/shipping/order-shipped-handler';
 
 const limits = { maxCreditAmount: 1_000_000 };
 /** Envelope first, then the credit handler's own check: what the consumer does for payment_confirmed. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../config/env';
-import { newKafkaClusterId } from '../../infra/kafka';
+import { ConfigError, loadConfig } from '../../src/config/env';
+import { newKafkaClusterId } from '../../tools/local-stack/kafka';
 
 // The local Kafka's size and the topics' replication, as configuration declares them: one node
 // and one replica unless a cluster is asked for; a cluster of 3 gets RF 3 and min ISR 2.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../config/env';
-import { createKafka } from '../../kafka/client';
-import { kafkajsEncoder, kafkajsOwnMembers, LEAN_MEMBERS, leanEncoderApplies, useEncoderMembers, useLeanEncoder, type EncoderMembers } from '../../kafka/lean-encoder';
+import { loadConfig } from '../../src/config/env';
+import { createKafka } from '../../src/kafka/client';
+import { kafkajsEncoder, kafkajsOwnMembers, LEAN_MEMBERS, leanEncoderApplies, useEncoderMembers, useLeanEncoder, type EncoderMembers } from '../../src/kafka/lean-encoder';
 
 type ProduceRequest = (input: object) => { encode(): Promise<{ buffer: Buffer }> };
 type EncodeRecord = (record: object) => { buffer: Buffer };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { summarisePeerRuns, type ContenderRun } from '../../bench/support/peer/peer-summary';
-import { measuredTable, replaceMarkedBlock, TABLE_BEGIN, TABLE_END } from '../../bench/suite/measured-table';
-import { TARGETS, type ResultFile } from '../../bench/suite/targets';
+import { summarisePeerRuns, type ContenderRun } from '../../tools/bench/support/peer/peer-summary';
+import { measuredTable, replaceMarkedBlock, TABLE_BEGIN, TABLE_END } from '../../tools/bench/suite/measured-table';
+import { TARGETS, type ResultFile } from '../../tools/bench/suite/targets';
 
 const defaults = { shards: 8, batchSize: 2000 };
 

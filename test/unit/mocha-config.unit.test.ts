@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../config/env';
+import { PROJECT_ROOT } from '../../src/config/env';
 
 // A suite someone narrowed while debugging, written at run time into a scratch folder: no file
 // of the repository may carry the marker itself (a committed one is exactly what CI must refuse).

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { OffsetCommitGathering, type OffsetsToCommit } from '../../inbox/offset-commit-gathering';
+import { OffsetCommitGathering, type OffsetsToCommit } from '../../src/inbox/offset-commit-gathering';
 
 describe('OffsetCommitGathering (one OffsetCommit request per flight)', () => {
   it('sends the commits of one turn of the event loop as one request, and the next turn’s as another', async () => {

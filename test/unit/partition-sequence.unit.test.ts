@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { PartitionSequence } from '../../inbox/partition-sequence';
+import { PartitionSequence } from '../../src/inbox/partition-sequence';
 
 // While kafkajs fetches ahead, a partition's chunks are still applied one after another in
 // offset order, and its offset is committed only past chunks that are applied.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../config/env';
+import { PROJECT_ROOT } from '../../src/config/env';
 
 // The README's map of where each feature lives is only useful while it is true: every file or
 // folder it names must exist (a move that forgets the README fails here).

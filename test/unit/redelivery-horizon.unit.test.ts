@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { judgeRedeliveryHorizon } from '../../kafka/topic-retention';
+import { judgeRedeliveryHorizon } from '../../src/kafka/topic-retention';
 
 const DAY = 86_400_000;
 const limits = { inboxRetentionMs: 14 * DAY, maxConsumerLagMs: DAY };

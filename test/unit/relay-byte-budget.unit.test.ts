@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { RECORD_OVERHEAD_BYTES } from '../../outbox/kafka-message';
-import { planByteBudget } from '../../outbox/plan-byte-budget';
+import { RECORD_OVERHEAD_BYTES } from '../../src/outbox/kafka-message';
+import { planByteBudget } from '../../src/outbox/plan-byte-budget';
 
 const sized = (...bytes: number[]) => bytes.map((payloadBytes, i) => ({ id: i + 1, payloadBytes }));
 const LIMIT = 1_000_000;

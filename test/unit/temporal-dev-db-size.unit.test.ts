@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { DEV_DB_WARNING_BYTES, largeDevDbWarning } from '../../infra/temporal';
+import { DEV_DB_WARNING_BYTES, largeDevDbWarning } from '../../tools/local-stack/temporal';
 
 describe('the dev server database size warning at stack up', () => {
   it('stays quiet below 1 GiB and names the size and the files above it', () => {

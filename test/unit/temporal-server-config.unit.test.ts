@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { allPorts, HISTORY_SHARDS, temporalServerConfig, temporalServerPorts } from '../../infra/temporal-server/server-config';
+import { allPorts, HISTORY_SHARDS, temporalServerConfig, temporalServerPorts } from '../../tools/local-stack/temporal-server/server-config';
 
 describe('Temporal server config (TEMPORAL_SERVER=postgres)', () => {
   const database = { host: '127.0.0.1', port: 54329, user: 'outbox' };

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { PROJECT_ROOT } from '../../config/env';
-import { summariseRss, type RssSample } from '../../testkit/process-memory';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { summariseRss, type RssSample } from '../kit/process-memory';
 import { workerEntry, type WorkerName } from '../../workers/entries';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../workers/node-args';
 

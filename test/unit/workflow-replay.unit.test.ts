@@ -4,12 +4,12 @@ import { temporal } from '@temporalio/proto';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import fs from 'node:fs';
 import path from 'node:path';
-import { APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox-contract';
-import { RELAY_SHARD_WORKFLOW } from '../../workflows/relay-contract';
-import { RETENTION_WORKFLOW } from '../../workflows/retention-contract';
-import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, RETIRED_WORKFLOW_TYPES, type History, type RecordedHistory } from '../../testkit/workflow-histories';
-import { PROJECT_ROOT } from '../../config/env';
-import { workflowSpanSinks } from '../../observability/tracing';
+import { APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox/contract';
+import { RELAY_SHARD_WORKFLOW } from '../../workflows/relay/contract';
+import { RETENTION_WORKFLOW } from '../../workflows/retention/contract';
+import { PRODUCTION_WORKFLOWS_PATH, readRecordedHistories, RETIRED_WORKFLOW_TYPES, type History, type RecordedHistory } from '../kit/workflow-histories';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { workflowSpanSinks } from '../../src/observability/tracing';
 import { workflowInterceptorModules } from '../../workers/workflow-interceptors';
 
 // Upgrades must not stall running workflows: every history recorded from a release

@@ -1,5 +1,0 @@
-// The local development stack (PostgreSQL, Kafka, Temporal dev server provisioned into a cache
-// folder). For trying the library and for its demo; production brings its own services.
-export { stackUp, stackDown, stackStatus, type ServiceName } from '../infra/stack';
-export { cachePaths } from '../infra/paths';
-export { workerTargets } from '../infra/prometheus';

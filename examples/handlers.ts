@@ -1,0 +1,16 @@
+import type { Config } from '../src/config/env';
+import type { AnyEventHandler } from '../src/inbox/handler';
+import { paymentConfirmedHandler } from './payments/credit-handler';
+import { orderShippedHandler } from './shipping/order-shipped-handler';
+
+/** The example handlers the built-in consumer worker registers, chosen by CONSUMER_HANDLERS. */
+export function exampleHandlers(config: Config): AnyEventHandler[] {
+  return config.consumer.handlers.map((name) => {
+    switch (name) {
+      case 'payment_confirmed':
+        return paymentConfirmedHandler({ maxCreditAmount: config.consumer.maxCreditAmount });
+      case 'order_shipped':
+        return orderShippedHandler();
+    }
+  });
+}

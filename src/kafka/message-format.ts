@@ -1,0 +1,13 @@
+// The wire format between relay and consumers, in one place.
+//   key     = the event's key (outbox_events.event_key, else payload.account_id, else event id)
+//   value   = the outbox row's payload, as JSON text, unchanged
+//   headers = event id, event type, the row's created_at (ISO 8601) and outbox id; the producer's
+//             own headers from the row; `traceparent` (and `tracestate`) when the event carries a
+//             W3C trace context: the relay's publish span's, whose parent is the one the row
+//             was enqueued with (src/observability/trace-context.ts)
+export const HEADERS = {
+  eventId: 'event-id',
+  eventType: 'event-type',
+  createdAt: 'created-at',
+  outboxId: 'outbox-id',
+} as const;

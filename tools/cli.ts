@@ -1,0 +1,21 @@
+import { ConfigError } from '../src/config/env';
+import { buildProgram } from '../src/cli/program';
+import { registerDemoCommand } from '../examples/payments/demo/demo-command';
+import { registerTrafficCommand } from '../examples/payments/demo/traffic-command';
+import { StackError } from './local-stack/errors';
+import { registerStackCommands } from './local-stack/stack-command';
+
+// The repository's own CLI: the package's commands plus what only a checkout has (the local stack
+// provisioned into .cache/, and the payments example's demo and traffic). `npm start`, `npm test`
+// and the stack scripts run it; an installed package ships only src/cli.
+const program = buildProgram().name('outbox');
+registerStackCommands(program);
+registerDemoCommand(program);
+registerTrafficCommand(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  // Known problems print one sentence that names the fix; anything else keeps its stack trace.
+  if (err instanceof StackError || err instanceof ConfigError) process.stderr.write(`error: ${err.message}\n`);
+  else process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

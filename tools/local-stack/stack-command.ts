@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import type { Command } from 'commander';
+import { loadConfig } from '../../src/config/env';
+import { cachePaths } from './paths';
+import { ensurePrometheus, prometheusStatus, stopStackPrometheus } from './prometheus';
+import { stackDown, stackStatus, stackUp, type ServiceName } from './stack';
+
+export function registerStackCommands(program: Command) {
+  const stack = program.command('stack').description('the local Temporal, Kafka and PostgreSQL services');
+
+  stack
+    .command('up')
+    .description('start every service that is not running and not configured as external')
+    .option('--kafka-brokers <n>', 'local Kafka brokers: 1 (default) or a KRaft cluster of 3 (sets LOCAL_KAFKA_BROKERS; export it for the commands and workers that follow)')
+    .option('--with <extras...>', 'also start optional services: prometheus (scrapes the workers\' metrics; docs/observability.md)')
+    .action(async (opts: { with?: string[]; kafkaBrokers?: string }) => {
+      if (opts.kafkaBrokers !== undefined) process.env.LOCAL_KAFKA_BROKERS = opts.kafkaBrokers;
+      const config = loadConfig();
+      const extras = opts.with ?? [];
+      const unknown = extras.filter((e) => e !== 'prometheus');
+      if (unknown.length) throw new Error(`unknown optional service ${unknown.join(', ')}: the only one is prometheus`);
+      const t0 = Date.now();
+      const started: string[] = await stackUp(config, say);
+      if (extras.includes('prometheus') && (await ensurePrometheus(config, cachePaths(config.local.cacheDir), say))) started.push('prometheus');
+      say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s${started.length ? ` (started: ${started.join(', ')})` : ' (all already running)'}`);
+      say(config.temporal.server === 'postgres' ? 'Temporal UI: none with TEMPORAL_SERVER=postgres (docs/temporal-server.md#web-ui)' : `Temporal UI: ${config.temporal.uiUrl}`);
+    });
+
+  stack
+    .command('down')
+    .description('stop the local services')
+    .action(async () => {
+      const config = loadConfig();
+      const stopped: string[] = (await stopStackPrometheus(cachePaths(config.local.cacheDir))) ? ['prometheus'] : [];
+      stopped.push(...(await stackDown(config)));
+      say(stopped.length ? `stopped: ${stopped.join(', ')}` : 'nothing was running');
+    });
+
+  stack
+    .command('status')
+    .description('what runs where')
+    .action(async () => {
+      const config = loadConfig();
+      const rows: { service: string; mode: string; endpoint: string; pid?: number; listening?: boolean }[] = await stackStatus(config);
+      const prometheus = await prometheusStatus(config, cachePaths(config.local.cacheDir));
+      if (prometheus.pid || prometheus.listening) rows.push({ service: 'prometheus', mode: 'local', endpoint: `http://127.0.0.1:${config.local.prometheusPort}`, ...prometheus });
+      for (const r of rows) {
+        const state = r.mode === 'external' ? 'external (not managed here)' : r.pid ? `running (pid ${r.pid})` : r.listening ? 'port in use by another process' : 'stopped';
+        say(`${r.service.padEnd(9)} ${r.endpoint.padEnd(45)} ${state}`);
+      }
+    });
+
+  stack
+    .command('run')
+    .description('start what is missing, run a command, then stop only what this started')
+    .argument('<command...>', 'the command to run, after --')
+    .action(async (command: string[]) => {
+      const config = loadConfig();
+      let started: ServiceName[] = [];
+      let code: number;
+      try {
+        const t0 = Date.now();
+        started = await stackUp(config, say);
+        say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s${started.length ? ` (started: ${started.join(', ')})` : ' (all already running)'}`);
+        code = await run(command);
+      } finally {
+        if (started.length && !process.env.KEEP_STACK) say(`stopping what this run started: ${(await stackDown(config, started)).join(', ')}`);
+      }
+      process.exitCode = code;
+    });
+}
+
+function run(command: string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit' });
+    // Ctrl-C reaches the child through the terminal; we outlive it to stop the stack.
+    process.on('SIGINT', () => undefined);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+function say(message: string) {
+  process.stdout.write(`[stack] ${message}\n`);
+}

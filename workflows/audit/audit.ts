@@ -1,0 +1,51 @@
+import { log, proxyActivities, setCurrentDetails, upsertMemo, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { AuditActivities } from '../../activities/audit';
+import { driftCounts, findingKeys, hasDrift, reportMarkdown } from '../../src/audit/report';
+import { AUDIT_FAILURES, type AuditInput, type AuditReport } from './contract';
+import { SEARCH_ATTRIBUTES } from '../../src/config/constants';
+import { PROGRAMMING_ERRORS } from '../programming-errors';
+
+/**
+ * Read-only queries over one window of events (a table read of the outbox and index lookups in
+ * the inbox and ledger): seconds on a retention-sized outbox. Retried while PostgreSQL restarts;
+ * bad settings are not retried.
+ */
+const auditQuery = {
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [AUDIT_FAILURES.invalidInput, ...PROGRAMMING_ERRORS] },
+} satisfies ActivityOptions;
+
+const { planAudit, checkOutboxWindow, checkConsumer, checkBalances } = proxyActivities<AuditActivities>(auditQuery);
+
+const STATUS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditStatus.name, SearchAttributeType.KEYWORD);
+const FINDINGS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditFindings.name, SearchAttributeType.KEYWORD_LIST);
+
+/**
+ * One reconciliation run, started by the `outbox-audit` Schedule: proves for a window of events
+ * that every published event reached every consumer's inbox exactly once or is parked there with
+ * a reason, and that the payments invariant holds. The report (exact event ids and accounts) is
+ * the result; the UI shows it as current details, memo and the OutboxAuditStatus /
+ * OutboxAuditFindings search attributes (so `OutboxAuditStatus = 'drift'` lists the bad runs).
+ */
+export async function reconciliationWorkflow(input: AuditInput = {}): Promise<AuditReport> {
+  const started = Date.now();
+  const { settings, window } = await planAudit(input);
+  setCurrentDetails(`**Outbox reconciliation running** · events created ${window.from} → ${window.to}`);
+  const outbox = await checkOutboxWindow({ window, maxListed: settings.maxListed });
+  const consumers = [];
+  for (const consumer of settings.consumers) consumers.push(await checkConsumer({ window, consumer, maxListed: settings.maxListed }));
+  const invariant = await checkBalances({ maxListed: settings.maxListed });
+  const counts = driftCounts(consumers, invariant);
+  const report: AuditReport = { window, settings, outbox, consumers, invariant, drift: hasDrift(counts), driftCounts: counts, durationMs: Date.now() - started };
+
+  upsertSearchAttributes([
+    { key: STATUS, value: report.drift ? 'drift' : 'clean' },
+    { key: FINDINGS, value: findingKeys(report) },
+  ]);
+  upsertMemo({ audit: { drift: report.drift, ...counts, window: `${window.from} → ${window.to}`, events: outbox.events } });
+  setCurrentDetails(reportMarkdown(report));
+  if (report.drift) log.warn('reconciliation found drift', { ...counts });
+  else log.info('reconciliation clean', { events: outbox.events });
+  return report;
+}

@@ -1,2 +1,0 @@
-// The workflows the relay worker bundles (its workflowsPath).
-export { relayShardWorkflow } from './relay';

@@ -1,0 +1,2 @@
+// The workflows the relay worker bundles (its workflowsPath).
+export { relayShardWorkflow } from './shard';
