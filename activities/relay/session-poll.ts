@@ -6,9 +6,9 @@ import type { RelaySessionInput, RelaySessionOutput } from './types';
 // rows): at a trickle every batch is short, and counting after each was a query per batch.
 const BACKLOG_COUNT_EVERY_MS = 1_000;
 // The count walks every pending row of the table up to its cap (the shard filter is not in the
-// index), so its cost grows with the backlog: 25 ms per count at 200,000 pending, a fifth of a
-// core for 8 shards counting once a second. While a shard has more than this many batches
-// pending, its count is refreshed only every LARGE_BACKLOG_COUNT_EVERY_MS.
+// index), so its cost grows with the backlog, and every shard pays it
+// (docs/measurements/relay-log.md, "Figures behind code comments"). While a shard has more
+// than this many batches pending, its count is refreshed only every LARGE_BACKLOG_COUNT_EVERY_MS.
 const LARGE_BACKLOG_BATCHES = 10;
 const LARGE_BACKLOG_COUNT_EVERY_MS = 10_000;
 // The shard count is checked against outbox_relay_layout before the first fetch and then this

@@ -9,8 +9,8 @@ export const TASK_QUEUES = {
 
 /**
  * Search attributes the workflows upsert; `stack up` registers every one. The dev server's
- * SQLite visibility store (CLI 1.9.1, server 1.32.0, checked 2026-12-03 with `temporal operator
- * search-attribute create`) still allows only three custom attributes per type for Int, Double,
+ * SQLite visibility store (CLI 1.9.1, server 1.32.0, as `temporal operator search-attribute
+ * create` reports) allows only three custom attributes per type for Int, Double,
  * KeywordList (and Bool, Datetime, Text) and ten Keyword, and refuses a value over 2 KB; so
  * counters beyond these live in each workflow's current details and `status` query instead.
  */

@@ -22,6 +22,7 @@ export const sessionOn = (taskQueue: string, sessionMs: number) =>
 
 export const DEFAULT_SESSION_MS = 30_000;
 // A drained shard stays in its session this long for more rows before the idle wait takes over.
-// 2 s until 2026-12-05: a trickle with pauses of 2–10 s (an ordinary quiet hour) then paid a full
-// wake per event, and each burst after such a pause waited 200–280 ms for it (bench:relay-wake).
+// Long enough to outlast the pauses of a trickle (an ordinary quiet hour): with a shorter grace
+// each event after a pause paid a full wake, and the burst after it waited for that wake
+// (bench:relay-wake; the figures: docs/measurements/relay-log.md, "Figures behind code comments").
 export const DEFAULT_SESSION_DRAIN_GRACE_MS = 10_000;
