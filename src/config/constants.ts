@@ -19,9 +19,9 @@ export const SEARCH_ATTRIBUTES = {
   relayPublished: { name: 'OutboxRelayPublished', type: 'Int' },
   relayPending: { name: 'OutboxRelayPending', type: 'Int' },
   relayStatus: { name: 'OutboxRelayStatus', type: 'Keyword' },
-  /** Reconciliation runs: 'clean' or 'drift'. */
+  /** Audit runs: 'clean' or 'drift'. */
   auditStatus: { name: 'OutboxAuditStatus', type: 'Keyword' },
-  /** Reconciliation runs: what drifted, as event:<id> and account:<id> (as many as fit in 2 KB). */
+  /** Audit runs: what drifted, as event:<id> and account:<id> (as many as fit in 2 KB). */
   auditFindings: { name: 'OutboxAuditFindings', type: 'KeywordList' },
   /**
    * The consumer's applyEventsWorkflow runs: the inbox (consumer) they apply to, the topics,

@@ -1,6 +1,6 @@
 import type { RawValue } from '@temporalio/common';
 
-// The consumer's workflow contract, shared by the workflow, its activities, the consumer worker
+// The inbox's workflow contract, shared by the workflow, its activities, the consumer worker
 // and tests. No Node, pg or kafkajs imports: workflow code imports this module. Node code starts
 // the workflows by these names and types, never loading workflow code; a rename is a compile error.
 
@@ -47,7 +47,7 @@ export interface EventBatchResult {
   conflicts: number;
 }
 
-/** Failure types the consumer's activities raise; never retried (retrying cannot fix them). */
+/** Failure types the inbox's activities raise; never retried (retrying cannot fix them). */
 export const INBOX_FAILURES = {
   /** The batch's columns disagree in length: a bug, not a transient condition. */
   invalidBatch: 'InvalidEventBatch',
