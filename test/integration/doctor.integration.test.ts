@@ -110,7 +110,7 @@ describe('doctor', function () {
   });
 
   it('exits non-zero without the partial index and prints the CREATE INDEX statement (CLI, text and --json)', async () => {
-    await db.pool.query('DROP INDEX outbox_events_pending_idx');
+    await db.pool.query('DROP INDEX temporal_outbox.outbox_events_pending_idx');
     const text = await doctorCli(env);
     assert.equal(text.code, 1);
     assert.match(text.stdout, /fix: CREATE INDEX CONCURRENTLY outbox_events_pending_idx ON temporal_outbox.outbox_events \(id\) WHERE published_at IS NULL AND parked_at IS NULL;/);

@@ -132,7 +132,7 @@ describe('relay sessions draining a large analyzed backlog', function () {
     const { rows } = await db.pool.query(
       `SELECT t.seq_scan::int AS seq, i.idx_scan::int AS pending_index
          FROM pg_stat_user_tables t JOIN pg_stat_user_indexes i ON i.relid = t.relid AND i.indexrelname = 'outbox_events_pending_idx'
-        WHERE t.relname = 'outbox_events'`,
+        WHERE t.schemaname = 'temporal_outbox' AND t.relname = 'outbox_events'`,
     );
     return rows[0] as { seq: number; pending_index: number };
   };
