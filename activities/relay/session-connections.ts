@@ -1,4 +1,6 @@
 import { Pool, type PoolClient } from 'pg';
+import { DEFAULT_SCHEMA } from '../../src/db/schema';
+import { schemaClientClass } from '../../src/db/schema-client';
 import { pinPollPlan } from '../../src/outbox/queries/poll-plan-settings';
 
 // Kept this long unused, then closed: an idle relay holds no session connection for long.
@@ -26,8 +28,9 @@ export class SessionConnections {
   private readonly pool: Pool;
   private readonly pinned = new WeakSet<PoolClient>();
 
-  constructor(databaseUrl: string) {
-    this.pool = new Pool({ connectionString: databaseUrl, max: MAX_OPEN, idleTimeoutMillis: KEEP_MS });
+  constructor(databaseUrl: string, schema: string = DEFAULT_SCHEMA) {
+    const client = schemaClientClass(schema);
+    this.pool = new Pool({ connectionString: databaseUrl, max: MAX_OPEN, idleTimeoutMillis: KEEP_MS, ...(client ? { Client: client } : {}) });
     // A kept connection that breaks: the pool has dropped it already; nothing to report.
     this.pool.on('error', () => undefined);
   }

@@ -1,5 +1,7 @@
 import { Pool, type PoolConfig } from 'pg';
 import { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, type Config } from '../config/env';
+import { DEFAULT_SCHEMA } from './schema';
+import { schemaClientClass } from './schema-client';
 
 /**
  * Every pool's connections carry a statement timeout and a lock timeout (server side): a query
@@ -8,14 +10,20 @@ import { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, type Config } fr
  * defaults of DATABASE_STATEMENT_TIMEOUT_MS / DATABASE_LOCK_TIMEOUT_MS apply; pass
  * `databaseTimeouts(config)` to honour the configured values, or explicit ones where a
  * statement legitimately runs longer (retention, the doctor, seeding the scene).
+ *
+ * `schema` names the library's schema (src/db/schema.ts): every text the pool runs, through
+ * `pool.query` or a checked-out client, is rewritten into it when it is not the default.
  */
-export function createPool(databaseUrl: string, options: Partial<PoolConfig> = {}): Pool {
+export function createPool(databaseUrl: string, options: Partial<PoolConfig> & { schema?: string } = {}): Pool {
+  const { schema = DEFAULT_SCHEMA, ...poolOptions } = options;
+  const client = schemaClientClass(schema);
   const pool = new Pool({
     connectionString: databaseUrl,
     max: 10,
     statement_timeout: DEFAULT_STATEMENT_TIMEOUT_MS,
     lock_timeout: DEFAULT_LOCK_TIMEOUT_MS,
-    ...options,
+    ...poolOptions,
+    ...(client ? { Client: client } : {}),
   });
   // An idle client losing its server (PostgreSQL restarted) must not crash the worker; the next
   // query gets a fresh connection and a transient error that Temporal retries.

@@ -94,9 +94,9 @@ describe('installable package: npm pack → install elsewhere → a service on t
     assert.deepEqual(result.greetings, ['Ada']);
 
     // And the database agrees, from outside the service.
-    const inbox = await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events WHERE consumer = 'scratch-service'`);
+    const inbox = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events WHERE consumer = 'scratch-service'`);
     assert.equal(inbox.rows[0].n, 2);
-    const outbox = await db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL');
+    const outbox = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL');
     assert.equal(outbox.rows[0].n, 0);
   });
 });

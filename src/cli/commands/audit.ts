@@ -61,7 +61,7 @@ function print(r: AuditReport, workflowId: string, json?: boolean) {
   if (json) return console.log(JSON.stringify({ workflowId, ...r }, null, 2));
   console.log(`${workflowId}: events created ${r.window.from} → ${r.window.to}: ${r.outbox.events} events, ${r.outbox.published} published, ${r.outbox.pending} pending, ${r.outbox.parked.count} parked`);
   for (const c of r.consumers) console.log(`  ${c.consumer}: ${c.applied} of ${c.expected} applied exactly once, ${c.parked.count} parked with a reason`);
-  console.log(`  ${r.invariant.invariant}: ${r.invariant.accountsChecked} accounts checked`);
+  for (const c of r.checks ?? []) console.log(`  ${c.description}: ${c.checked} checked, ${c.findings.count} found`);
   const lines = driftLines(r);
   console.log(lines.length ? `DRIFT:\n${lines.map((l) => `  - ${l}`).join('\n')}` : 'no drift');
 }

@@ -2,8 +2,8 @@ import { rowCount, tableStats } from '../table-stats';
 import { age, bytes, count } from '../format-values';
 import { result, type Check, type Problem } from '../types';
 
-export const INBOX_OLDEST_SQL = `SELECT extract(epoch FROM now() - min(processed_at)) * 1000 AS oldest_ms FROM inbox_processed_events`;
-export const INBOX_PARKED_SQL = `SELECT count(*) AS parked FROM inbox_parked_events WHERE redriven_at IS NULL`;
+export const INBOX_OLDEST_SQL = `SELECT extract(epoch FROM now() - min(processed_at)) * 1000 AS oldest_ms FROM temporal_outbox.inbox_processed_events`;
+export const INBOX_PARKED_SQL = `SELECT count(*) AS parked FROM temporal_outbox.inbox_parked_events WHERE redriven_at IS NULL`;
 
 /**
  * The inbox's size and health. Its ids must outlive every possible redelivery (the horizon), and
@@ -37,7 +37,7 @@ export const inboxTableCheck: Check = async ({ db, config }) => {
     });
   }
   if (stats.deadTuples > 100_000 && stats.deadTuples > stats.liveTuples) {
-    problems.push({ severity: 'warn', message: `${count(stats.deadTuples)} dead tuples against ${count(stats.liveTuples)} live ones`, fix: 'VACUUM (ANALYZE) inbox_processed_events;' });
+    problems.push({ severity: 'warn', message: `${count(stats.deadTuples)} dead tuples against ${count(stats.liveTuples)} live ones`, fix: 'VACUUM (ANALYZE) temporal_outbox.inbox_processed_events;' });
   }
   return result(
     'inbox-table',

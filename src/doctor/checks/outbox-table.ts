@@ -7,15 +7,15 @@ const OLD_ROWS_CAP = 100_000;
 
 export const OUTBOX_PENDING_SQL = `
   SELECT count(*) AS pending, extract(epoch FROM now() - min(created_at)) * 1000 AS oldest_ms
-    FROM outbox_events
+    FROM temporal_outbox.outbox_events
    WHERE published_at IS NULL AND parked_at IS NULL`;
 
-export const OUTBOX_PARKED_SQL = `SELECT count(*) AS parked FROM outbox_events WHERE parked_at IS NOT NULL AND published_at IS NULL`;
+export const OUTBOX_PARKED_SQL = `SELECT count(*) AS parked FROM temporal_outbox.outbox_events WHERE parked_at IS NOT NULL AND published_at IS NULL`;
 
 /** Published rows retention should long have deleted (older than twice the window), capped. */
 export const OUTBOX_OVERDUE_SQL = `
   SELECT count(*) AS overdue
-    FROM (SELECT 1 FROM outbox_events
+    FROM (SELECT 1 FROM temporal_outbox.outbox_events
            WHERE published_at < now() - make_interval(secs => $1::float8 / 1000)
            LIMIT ${OLD_ROWS_CAP}) AS s`;
 
@@ -51,7 +51,7 @@ export const outboxTableCheck: Check = async ({ db, config }) => {
     problems.push({
       severity: 'warn',
       message: `${count(stats.deadTuples)} dead tuples against ${count(stats.liveTuples)} live ones (a large delete not yet vacuumed)`,
-      fix: 'VACUUM (ANALYZE) outbox_events;  -- autovacuum will get there too; this is sooner',
+      fix: 'VACUUM (ANALYZE) temporal_outbox.outbox_events;  -- autovacuum will get there too; this is sooner',
     });
   }
   return result(
