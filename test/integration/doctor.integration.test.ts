@@ -67,7 +67,7 @@ describe('doctor', function () {
     const report = await runDoctor(loadConfig({ ...process.env, ...env }));
     const schedule = check(report, 'retention-schedule');
     assert.equal(schedule.status, 'fail');
-    assert.match(schedule.problems[0]!.fix, /npm run retention:schedule/);
+    assert.match(schedule.problems[0]!.fix, /npx temporal-outbox retention schedule/);
     assert.equal(report.healthy, false);
   });
 
