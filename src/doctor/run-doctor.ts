@@ -36,7 +36,7 @@ export async function runChecks(ctx: DoctorContext, checks: Check[] = CHECKS): P
         title: check.name,
         status: 'fail',
         facts: [],
-        problems: [{ severity: 'fail', message: `the check itself failed: ${(err as Error).message}`, fix: 'see the message; is the database migrated (npm run migrate)?' }],
+        problems: [{ severity: 'fail', message: `the check itself failed: ${(err as Error).message}`, fix: 'see the message; is the database migrated (npx temporal-outbox migrate)?' }],
       });
     }
   }

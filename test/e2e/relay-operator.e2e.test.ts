@@ -18,7 +18,7 @@ import { eventually } from '../kit/wait';
 
 const run = promisify(execFile);
 
-// Pause, resume and re-drive as an operator does them: `npm run outbox -- relay pause|resume|redrive`
+// Pause, resume and re-drive as an operator does them: `npx temporal-outbox relay pause|resume|redrive`
 // against real Temporal, PostgreSQL and Kafka. The CLI addresses the fixed shard ids, so the test
 // has a namespace of its own (nothing else on the shared dev server sees these shards).
 describe('relay pause, resume and redrive through Temporal (CLI)', function () {

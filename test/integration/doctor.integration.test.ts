@@ -67,7 +67,7 @@ describe('doctor', function () {
     const report = await runDoctor(loadConfig({ ...process.env, ...env }));
     const schedule = check(report, 'retention-schedule');
     assert.equal(schedule.status, 'fail');
-    assert.match(schedule.problems[0]!.fix, /npm run retention:schedule/);
+    assert.match(schedule.problems[0]!.fix, /npx temporal-outbox retention schedule/);
     assert.equal(report.healthy, false);
   });
 
@@ -100,7 +100,7 @@ describe('doctor', function () {
     const config = loadConfig({ ...process.env, ...env });
     let outbox = check(await runDoctor(config), 'outbox-table');
     assert.equal(outbox.status, 'fail');
-    assert.ok(outbox.problems.some((p) => /older than twice the retention window/.test(p.message) && /retention:schedule/.test(p.fix)));
+    assert.ok(outbox.problems.some((p) => /older than twice the retention window/.test(p.message) && /retention schedule/.test(p.fix)));
 
     const cutoff = await databaseTimeAgo(db.pool, DAY);
     const walk = await planOutboxWalk(db.pool, cutoff);

@@ -265,7 +265,7 @@ async function main() {
         stages: 'relay = append − created_at; Kafka → consumer = receipt − append; wait for a flight = workflow start − receipt; workflow start → credit = processed_at − workflow start',
       },
       results: {
-        // The defaults' figures (the README's table reads these): medians of their runs' p50 and p99; events summed.
+        // The defaults' figures (docs/performance.md's table reads these): medians of their runs' p50 and p99; events summed.
         events: defaults.events,
         p50Ms: defaults.p50MsMedian,
         p99Ms: defaults.p99MsMedian,

@@ -40,7 +40,7 @@ const REPEATS = quick ? 1 : 3;
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
 const LATENCY_SECONDS = quick ? 5 : 10;
 const WARM_UP_EVENTS = quick ? 0 : 50_000;
-// bench/results/<name>.json; another name keeps a side run from replacing the figures the README quotes.
+// bench/results/<name>.json; another name keeps a side run from replacing the figures docs/performance.md quotes.
 const RESULT_NAME = process.env.BENCH_NAME ?? 'relay';
 const config = loadConfig();
 const DEFAULTS = relayDefaults(config);

@@ -45,7 +45,7 @@ export function registerAuditCommands(program: Command) {
       const config = loadConfig();
       await withTemporalClient(config, async (client) => {
         const run = await lastAuditRun(client, config.audit.scheduleId);
-        if (run === null) throw new Error(`there is no audit schedule ${config.audit.scheduleId}: npm run audit:schedule`);
+        if (run === null) throw new Error(`there is no audit schedule ${config.audit.scheduleId}: npx temporal-outbox audit schedule`);
         if (run === undefined) return console.log('no audit run has finished yet');
         if (!run.report) {
           process.exitCode = 1;

@@ -56,7 +56,7 @@ export function registerInboxCommands(program: Command) {
       try {
         const found = await withCallDeadline(connection, config, () => findEventWorkflows(pool, client, opts.eventId));
         if (found.length === 0) {
-          console.log(`event ${opts.eventId} has no applied credit (not applied, parked: npm run outbox -- inbox parked, or applied before the credit ledger existed)`);
+          console.log(`event ${opts.eventId} has no applied credit (not applied, parked: npx temporal-outbox inbox parked, or applied before the credit ledger existed)`);
           process.exitCode = 1;
           return;
         }

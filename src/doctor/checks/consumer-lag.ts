@@ -32,7 +32,7 @@ export const consumerLagCheck: Check = async ({ db, config }) => {
   try {
     await admin.connect();
     if (!(await admin.listTopics()).includes(topic)) {
-      return result('consumer-lag', title, [], [{ severity: 'warn', message: `the topic ${topic} does not exist yet`, fix: 'npm run outbox -- setup' }]);
+      return result('consumer-lag', title, [], [{ severity: 'warn', message: `the topic ${topic} does not exist yet`, fix: 'npx temporal-outbox setup' }]);
     }
     lag = await measureGroupLag(admin, topic, consumerGroup);
   } catch (err) {

@@ -26,7 +26,7 @@ export const oddOutboxRowsCheck: Check = async ({ db }) => {
   const problems: Problem[] = reasons.map((r) => ({
     severity: 'warn',
     message: `${count(r.rows)} parked outbox rows: ${r.reason}`,
-    fix: 'npm run outbox -- relay parked (ids and reasons); fix the rows, then npm run outbox -- relay redrive --id N (or --all)',
+    fix: 'npx temporal-outbox relay parked (ids and reasons); fix the rows, then npx temporal-outbox relay redrive --id N (or --all)',
   }));
   if (unsendable > 0) {
     problems.push({

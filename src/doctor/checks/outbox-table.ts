@@ -23,7 +23,7 @@ export const OUTBOX_OVERDUE_SQL = `
 export const outboxTableCheck: Check = async ({ db, config }) => {
   const stats = await tableStats(db, 'outbox_events');
   if (!stats) {
-    return result('outbox-table', 'outbox_events', [], [{ severity: 'fail', message: 'the outbox_events table does not exist', fix: 'npm run migrate' }]);
+    return result('outbox-table', 'outbox_events', [], [{ severity: 'fail', message: 'the outbox_events table does not exist', fix: 'npx temporal-outbox migrate' }]);
   }
   const rows = await rowCount(db, 'outbox_events', stats);
   const pending = (await db.query(OUTBOX_PENDING_SQL)).rows[0]!;
@@ -44,7 +44,7 @@ export const outboxTableCheck: Check = async ({ db, config }) => {
     problems.push({
       severity: 'fail',
       message: `${overdue >= OLD_ROWS_CAP ? `more than ${count(OLD_ROWS_CAP)}` : count(overdue)} published rows are older than twice the retention window (${age(overdueAfterMs)}): retention is not running, and the table is far larger than the window implies`,
-      fix: `create the retention schedule (npm run retention:schedule), run a retention worker (npm run worker:retention), then clear the backlog now: temporal schedule trigger --schedule-id ${config.retention.scheduleId}`,
+      fix: `create the retention schedule (npx temporal-outbox retention schedule), run a retention worker (npm run worker:retention), then clear the backlog now: temporal schedule trigger --schedule-id ${config.retention.scheduleId}`,
     });
   }
   if (stats.deadTuples > 100_000 && stats.deadTuples > stats.liveTuples) {
