@@ -22,8 +22,8 @@ import type { EventBatch } from '../../workflows/inbox/contract';
 
 // The Temporal Web UI (the dev server's, :8233) in a real headless Chromium while a pipeline of
 // this test's own runs (relay and consumer processes, retention and audit schedules, traffic):
-// what the README says an operator sees there must be there. Screenshots are saved
-// (UI_SCREENSHOT_DIR=docs/screenshots refreshes the README's).
+// what docs/demo.md says an operator sees there must be there. Screenshots are saved
+// (UI_SCREENSHOT_DIR=docs/screenshots refreshes docs/demo.md's).
 describe('the Temporal UI in a real browser, while the pipeline runs', function () {
   this.timeout(300_000);
   let db: TestDatabase;
