@@ -1,4 +1,4 @@
-import { Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { pinPollPlan } from '../../src/outbox/queries/poll-plan-settings';
 
 // Kept this long unused, then closed: an idle relay holds no session connection for long.
@@ -26,8 +26,9 @@ export class SessionConnections {
   private readonly pool: Pool;
   private readonly pinned = new WeakSet<PoolClient>();
 
-  constructor(databaseUrl: string) {
-    this.pool = new Pool({ connectionString: databaseUrl, max: MAX_OPEN, idleTimeoutMillis: KEEP_MS });
+  /** `database`: a URL, or a pool's connection settings (a service's own pool). */
+  constructor(database: string | PoolConfig) {
+    this.pool = new Pool({ ...(typeof database === 'string' ? { connectionString: database } : database), max: MAX_OPEN, idleTimeoutMillis: KEEP_MS });
     // A kept connection that breaks: the pool has dropped it already; nothing to report.
     this.pool.on('error', () => undefined);
   }

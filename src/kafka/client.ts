@@ -5,7 +5,8 @@ import { useLeanEncoder } from './lean-encoder';
 
 /**
  * kafkajs logs through our logger's level rules: errors only unless LOG_LEVEL asks for more.
- * Its requests are encoded by the lean encoder (src/kafka/lean-encoder.ts) unless KAFKAJS_LEAN_ENCODER=false.
+ * With kafka.leanEncoder, requests are encoded by the lean encoder (src/kafka/lean-encoder.ts), which
+ * then serves every kafkajs client of the process: asked for by the bundled workers only.
  */
 export function createKafka(config: Config, clientId: string): Kafka {
   if (config.kafka.leanEncoder) useLeanEncoder();

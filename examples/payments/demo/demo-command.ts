@@ -13,7 +13,6 @@ import {
   createPool,
   ensureAuditSchedule,
   ensureRetentionSchedule,
-  loadConfig,
   relayShardCount,
   restartShards,
   setUp,
@@ -23,15 +22,16 @@ import {
   temporalConnectionOptions,
   workerEntry,
   type RelayControlOptions,
-  type WorkerName,
+  type WorkerEntry,
 } from 'temporal-outbox';
-import { cachePaths, stackDown, stackUp, workerTargets, type ServiceName } from '../../../tools/local-stack';
+import { cachePaths, loadStackConfig, localStackEnv, stackDown, stackUp, workerTargets, type ServiceName } from '../../../tools/local-stack';
+import { exampleConsumerEntry } from '../consumer-entry';
 
 // The same processes and flags as the npm scripts `worker:relay`, `worker:consumer`, `worker:retention`.
-const WORKERS: { name: string; worker: WorkerName }[] = [
-  { name: 'relay-worker', worker: 'relay' },
-  { name: 'consumer-worker', worker: 'consumer' },
-  { name: 'retention-worker', worker: 'retention' },
+const WORKERS: { name: string; entry: () => WorkerEntry }[] = [
+  { name: 'relay-worker', entry: () => workerEntry('relay') },
+  { name: 'consumer-worker', entry: exampleConsumerEntry },
+  { name: 'retention-worker', entry: () => workerEntry('retention') },
 ];
 
 export function registerDemoCommand(program: Command) {
@@ -47,10 +47,11 @@ export function registerDemoCommand(program: Command) {
 }
 
 async function runDemo(opts: { rate: number; duration?: number; keepStack?: boolean }): Promise<number> {
-  const config = loadConfig();
+  const config = loadStackConfig();
   const say = (m: string) => console.log(`[demo] ${m}`);
   let started: ServiceName[] = [];
   let workers: ChildWorker[] = [];
+  if (config.database.url === undefined) throw new Error('DATABASE_URL is not set');
   const pool = createPool(config.database.url);
   // The first Ctrl-C (or SIGTERM, or the terminal closing) stops the traffic and waits for the
   // pipeline to drain; a second one stops waiting. Either way the workers and the services this
@@ -76,7 +77,9 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     say(`schema, topics and search attributes ready (${setup.migrations.length} migrations applied now)`);
 
     const logDir = path.join(cachePaths(config.local.cacheDir).logs, 'workers');
-    workers = WORKERS.map((w) => startWorkerEntry(w.name, workerEntry(w.worker), logDir, process.env, [], { ownProcessGroup: true }));
+    // Each worker logs in as its own component's user on the local stack.
+    const workerEnv = localStackEnv(process.env, { workerLogins: true });
+    workers = WORKERS.map((w) => startWorkerEntry(w.name, w.entry(), logDir, workerEnv, [], { ownProcessGroup: true }));
     for (const w of workers) say(`${w.name} started (pid ${w.process.pid}, log ${w.logFile})`);
 
     const connection = await Connection.connect(temporalConnectionOptions(config, { connectTimeout: config.temporal.connectTimeoutMs }));
