@@ -43,7 +43,7 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
   // Sessions and the LISTEN need connections of their own, to the database the pool uses.
   const dedicated = options.pool ? poolConnectionSettings(options.pool) : workerDatabaseUrl(config, 'relay');
   const listener = new PendingListener(dedicated);
-  const kafka = createKafka(config, `outbox-relay-${process.pid}`);
+  const kafka = createKafka(config, `outbox-relay-${process.pid}`, logger);
   // Not idempotent, and no retries inside kafkajs: src/kafka/relay-producer.ts says why.
   const producer: Producer = createRelayProducer(kafka);
   let ownConnection: NativeConnection | undefined;

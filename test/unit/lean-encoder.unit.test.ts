@@ -106,8 +106,7 @@ describe('the lean kafkajs encoder (unit)', () => {
   });
 
   it('is put in place only when asked: never by a library caller\'s client by default (it patches kafkajs for the whole process)', async () => {
-    const env = { ...process.env, KAFKA_BROKERS: '127.0.0.1:1' };
-    delete env.KAFKAJS_LEAN_ENCODER;
+    const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: '127.0.0.1:1', KAFKAJS_LEAN_ENCODER: undefined };
     await withMembers(kafkajsOwn, () => {
       createKafka(resolveConfig({ kafka: { brokers: ['127.0.0.1:1'] } }), 'lean-encoder-test');
       createKafka(loadConfig(env), 'lean-encoder-test');

@@ -39,7 +39,7 @@ export function buildConsumerDeps(config: Config, handlerList: readonly AnyEvent
     topics: topicsForEventTypes(config.kafka, handlers.eventTypes()),
     taskQueue: config.consumer.taskQueue ?? TASK_QUEUES.consumer,
     pool,
-    kafka: createKafka(config, `credit-consumer-${process.pid}`),
+    kafka: createKafka(config, `credit-consumer-${process.pid}`, logger),
     inFlight: new InFlightBatches(),
     close: async () => {
       if (!givenPool) await pool.end().catch(() => undefined);
