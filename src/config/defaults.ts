@@ -13,9 +13,9 @@ const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
 /**
- * Every setting's default, in one place (docs/configuration.md lists them with their environment
- * variables). A setting absent here has none: it is optional, or (database.url) a service that
- * passes its own pool does not need it.
+ * Every setting's default, in one place; src/config/settings.ts says what each setting means and
+ * src/config/env.ts which variable sets it. A setting absent here has none: it is optional, or
+ * (database.url) a service that passes its own pool does not need it.
  */
 export const DEFAULTS: Settings = {
   database: { workerUrls: {}, statementTimeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS, lockTimeoutMs: DEFAULT_LOCK_TIMEOUT_MS },
