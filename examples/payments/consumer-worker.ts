@@ -25,7 +25,7 @@ export function exampleHandlers(env: NodeJS.ProcessEnv): AnyEventHandler[] {
  * Runs until SIGINT or SIGTERM (the first drains and leaves the group, a second exits at once);
  * exits non-zero on failure so a supervisor restarts it.
  */
-function main(): void {
+export function main(): void {
   let handlers: AnyEventHandler[];
   let config: ReturnType<typeof loadConfig>;
   try {

@@ -18,9 +18,8 @@ describe('worker process settings', () => {
   it('npm run worker:* starts each worker with its flags and environment', () => {
     const scripts = (JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     for (const kind of KINDS) {
-      // The consumer's entry is the example's (the library ships none: the handlers are a service's).
-      const entry = kind === 'consumer' ? 'examples/payments/consumer-worker.ts' : `workers/${kind}.worker.ts`;
-      assert.equal(scripts[`worker:${kind}`], `${envPrefix} node ${WORKER_NODE_ARGS[kind].join(' ')} --import tsx --import ./tools/local-stack/use-local-stack.ts ${entry}`, kind);
+      // On the local stack's services: tools/local-stack/local-worker.ts applies them, then runs the worker.
+      assert.equal(scripts[`worker:${kind}`], `${envPrefix} node ${WORKER_NODE_ARGS[kind].join(' ')} --import tsx tools/local-stack/local-worker.ts ${kind}`, kind);
     }
   });
 
