@@ -10,7 +10,6 @@ export {
   type Validation,
 } from '../inbox/handler';
 export { runConsumerWorker, type ConsumerWorkerOptions } from '../../workers/consumer.worker';
-export type { WorkerOptions } from '../../workers/worker-options';
 // For a handler's validate: an offending value, quoted and shortened, to put in a rejection reason.
 export { quote as quoteValue } from '../inbox/validate-envelope';
 export { listParkedEvents, type ParkedEventRow } from '../inbox/list-parked-events';
