@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { Client, type ClientConfig } from 'pg';
 import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../../src/outbox/notify-channel';
 import { concernsShard, parsePendingNotification, type PendingNotification, type ShardOfWaiter } from './pending-notification';
 
@@ -22,7 +22,8 @@ export class PendingListener {
   private readonly recent: PendingNotification[] = [];
   private readonly rescanHandlers: (() => void)[] = [];
 
-  constructor(private readonly databaseUrl: string) {}
+  /** `database`: a URL, or a pool's connection settings (a service's own pool). */
+  constructor(private readonly database: string | ClientConfig) {}
 
   /** Resolves once LISTEN is active: anything committed after this wakes waiters. */
   async ensureListening(): Promise<void> {
@@ -83,7 +84,7 @@ export class PendingListener {
   }
 
   private async connect(): Promise<Client> {
-    const client = new Client({ connectionString: this.databaseUrl });
+    const client = new Client(typeof this.database === 'string' ? { connectionString: this.database } : this.database);
     const drop = () => {
       if (this.client === client) this.client = undefined;
       void client.end().catch(() => undefined);

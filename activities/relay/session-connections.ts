@@ -1,4 +1,4 @@
-import { Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { DEFAULT_SCHEMA } from '../../src/db/schema';
 import { schemaClientClass } from '../../src/db/schema-client';
 import { pinPollPlan } from '../../src/outbox/queries/poll-plan-settings';
@@ -28,9 +28,10 @@ export class SessionConnections {
   private readonly pool: Pool;
   private readonly pinned = new WeakSet<PoolClient>();
 
-  constructor(databaseUrl: string, schema: string = DEFAULT_SCHEMA) {
+  /** `database`: a URL, or a pool's connection settings (a service's own pool); `schema`: the library's. */
+  constructor(database: string | PoolConfig, schema: string = DEFAULT_SCHEMA) {
     const client = schemaClientClass(schema);
-    this.pool = new Pool({ connectionString: databaseUrl, max: MAX_OPEN, idleTimeoutMillis: KEEP_MS, ...(client ? { Client: client } : {}) });
+    this.pool = new Pool({ ...(typeof database === 'string' ? { connectionString: database } : database), max: MAX_OPEN, idleTimeoutMillis: KEEP_MS, ...(client ? { Client: client } : {}) });
     // A kept connection that breaks: the pool has dropped it already; nothing to report.
     this.pool.on('error', () => undefined);
   }

@@ -6,7 +6,7 @@ import type { Config } from '../config/env';
  * one place, so a managed cluster's settings reach them all (docs/managed-services.md).
  */
 export function kafkaConnectionOptions(config: Config): Pick<KafkaConfig, 'brokers' | 'ssl' | 'sasl'> {
-  const { ssl, sasl } = config.security.kafka;
+  const { ssl, sasl } = config.kafka;
   return {
     brokers: config.kafka.brokers,
     ...(ssl ? { ssl: { ca: ssl.ca, cert: ssl.cert, key: ssl.key, rejectUnauthorized: ssl.rejectUnauthorized } } : {}),

@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parse } from 'yaml';
-import { register } from 'prom-client';
 import { buildProgram } from '../../src/cli/program';
-import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { OUTBOX_REGISTRY } from '../../src/observability/registry';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { workerTargets } from '../../tools/local-stack/prometheus';
 import '../../src/observability/consumer-group-metrics';
 import '../../src/observability/audit-metrics';
@@ -69,7 +70,7 @@ function shellSteps(command: string[]): string[][] {
 describe('docker-compose.yml', () => {
   const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
   const services = compose.services;
-  const defaults = loadConfig({});
+  const defaults = loadStackConfig({});
   const program = buildProgram();
   const hostPorts = (service: string): number[] => services[service]!.ports!.map((p) => Number(p.split(':').slice(-2)[0]));
   const healthcheck = (service: string): string => {
@@ -142,7 +143,7 @@ describe('docker-compose.yml', () => {
 
   it('gives every app container configuration the code accepts, pointing at the compose services', () => {
     for (const name of APP_SERVICES) {
-      const config = loadConfig(services[name]!.environment!);
+      const config = loadStackConfig(services[name]!.environment!);
       assert.equal(config.database.local, false, `${name} must use the compose PostgreSQL`);
       assert.equal(config.kafka.local, false);
       assert.equal(config.temporal.local, false);
@@ -186,7 +187,7 @@ describe('docker-compose.yml', () => {
     const dashboard = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'tools/local-stack/grafana/dashboards/outbox.json'), 'utf8'));
     const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
     assert.ok(exprs.length >= 15);
-    const ours = new Set(register.getMetricsAsArray().map((m) => m.name));
+    const ours = new Set(OUTBOX_REGISTRY.getMetricsAsArray().map((m) => m.name));
     for (const expr of exprs) {
       for (const [name] of expr.matchAll(/\b(outbox|inbox|consumer_group|retention)_[a-z_]+/g)) {
         const base = name.replace(/_(bucket|sum|count)$/, '');

@@ -1,3 +1,4 @@
+import '../local-stack/apply-stack-env';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Pool } from 'pg';
@@ -47,7 +48,7 @@ export interface SoakResult {
 }
 
 type WorkerKind = 'relay' | 'consumer';
-const ENTRY: Record<WorkerKind, string> = { relay: 'workers/relay.worker.ts', consumer: 'workers/consumer.worker.ts' };
+const ENTRY: Record<WorkerKind, string> = { relay: 'workers/relay.worker.ts', consumer: 'examples/payments/consumer-worker.ts' };
 const SERVICES: CrashableService[] = ['postgres', 'kafka', 'temporal'];
 const ACCOUNTS = Array.from({ length: 50 }, (_, i) => 9000 + i);
 
