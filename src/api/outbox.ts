@@ -6,3 +6,4 @@ export type { SqlExecutor } from '../db/executor';
 export { createPool, inTransaction } from '../db/pool';
 export { migrate, readMigrations, MIGRATIONS_DIR, type Migration, type MigrateOptions } from '../db/migrate';
 export { DEFAULT_SCHEMA } from '../db/schema';
+export { schemaPool } from '../db/schema-client';
