@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, setUp } from 'temporal-outbox';
+import { databaseUrl, loadConfig, setUp } from 'temporal-outbox';
 import { EXAMPLE_KEY_FIELD, migrateExample } from './migrate';
 
 /**
@@ -13,7 +13,7 @@ export function registerExampleSetupCommand(program: Command) {
     .action(async () => {
       const config = loadConfig();
       const done = await setUp(config, { keyField: EXAMPLE_KEY_FIELD });
-      const example = await migrateExample(config.database.url);
+      const example = await migrateExample(databaseUrl(config));
       const list = (xs: string[]) => (xs.length ? xs.join(', ') : 'none needed');
       process.stdout.write(`library migrations applied: ${list(done.migrations)}\nexample migrations applied: ${list(example.map((m) => `${m.version}_${m.name}`))}\n`);
       process.stdout.write(`topics created: ${list(done.topics)}\n${done.topicRetention}\nsearch attributes registered: ${list(done.searchAttributes)}\n`);
