@@ -47,6 +47,7 @@ describe('npm start (the README\'s main command)', function () {
       LOCAL_PG_PORT: String(22_000 + Math.floor(Math.random() * 2000) * 4),
       KAFKA_BROKERS: shared.kafka.brokers.join(','),
       TEMPORAL_ADDRESS: shared.temporal.address,
+      TEMPORAL_UI_URL: shared.temporal.uiUrl,
       ...passwords,
       KAFKA_TOPIC: topic.topic,
       KAFKA_DEAD_LETTER_TOPIC: deadLetter.topic,
