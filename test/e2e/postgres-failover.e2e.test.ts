@@ -74,11 +74,16 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     topic = await createTestTopic(3);
     await startRelay(rig, topic.topic);
     const consumer = await startConsumer(rig, topic.topic, uniqueName('failover-sync'));
+    const at = { failoverStarted: 0, failoverDone: 0, firstCommitAfter: 0 };
     const traffic = steadyTraffic(rig.pool, { prefix: 'sync', accounts: ACCOUNTS, everyMs: 40, perTransaction: 5 });
     try {
       await eventually('200 events applied before the failover', settled(async () => (await count(`SELECT count(*)::int AS n FROM inbox_processed_events`, [])) >= 200), 120_000);
+      at.failoverStarted = Date.now();
       await rig.failover();
+      at.failoverDone = Date.now();
       const atFailover = traffic.acknowledged.length;
+      await eventually('a producer commit on the promoted replica', async () => traffic.acknowledged.length > atFailover, 60_000, 20);
+      at.firstCommitAfter = Date.now();
       await eventually('producers committing on the promoted replica', async () => traffic.acknowledged.length >= atFailover + 200, 120_000);
     } finally {
       await traffic.stop();
@@ -95,9 +100,15 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
       const pending = await count(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`, []).catch((e: Error) => e.message);
       throw new Error(`${err.message}\ntally: ${JSON.stringify(t).slice(0, 500)}\npending: ${pending}\nrelay: ${relay!.logLines.slice(-15).join('\n')}\n${relay!.stderr.slice(-1500)}\nconsumer: ${consumer.logs.slice(-15).map((l) => JSON.stringify(l)).join('\n')}\n${consumer.stderr.join('').slice(-1500)}`);
     });
+    const allApplied = Date.now();
     const tally = await tallyFailover(rig.pool, CONSUMER, committed);
     assert.deepEqual({ lost: tally.lost.length, doubleApplied: tally.doubleApplied, underApplied: tally.underApplied }, { lost: 0, doubleApplied: 0, underApplied: 0 });
     assert.equal(await count(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`, []), 0, 'the relay drained the outbox on the promoted replica');
+    process.stdout.write(
+      `      [failover] ${traffic.acknowledged.length} events acknowledged, ${committed.length} committed (${committed.length - traffic.acknowledged.length} whose COMMIT's answer the failover cut off), ` +
+        `${traffic.failed} producer transactions failed; kill → promoted → address moved ${at.failoverDone - at.failoverStarted} ms, → first producer commit ${at.firstCommitAfter - at.failoverStarted} ms, ` +
+        `→ everything applied ${allApplied - at.failoverStarted} ms (traffic ran on to the 200th event after); lost ${tally.lost.length}, double-applied ${tally.doubleApplied}\n`,
+    );
     assert.equal(relay!.child.exitCode, null, 'the relay worker rode through the failover');
     assert.equal(consumer.proc.exitCode, null, 'the consumer worker rode through the failover');
   });
