@@ -1,4 +1,5 @@
 import type { SqlExecutor } from '../db/executor';
+import type { TopicEvent } from '../kafka/topic-events-since';
 import type { AuditedConsumer } from './types';
 
 // The audit's repair, for what a PostgreSQL failover with asynchronous replication leaves behind
@@ -13,8 +14,11 @@ import type { AuditedConsumer } from './types';
 //                              consumer applied it (again) after the failover. Reported only: the
 //                              effect stands for an event its producer no longer records, which
 //                              only the business can settle (re-create its record or compensate).
+//   on the topic, nowhere else  the producer's commit was acknowledged and lost after the relay
+//                              published it; no consumer applied it here. Reported only: only
+//                              the topic still has it (src/kafka/topic-events-since.ts reads it).
 //
-// Both are read in one window of events, on the database's clock, like the audit's.
+// The database's kinds are read in one window of events, on its clock, like the audit's.
 
 export interface RepairWindow {
   /** Events created (or, for inbox rows, applied) at or after this instant (ISO). */
@@ -71,10 +75,27 @@ export const REPUBLISH_SQL = `
    WHERE id = ANY($1::bigint[]) AND published_at IS NOT NULL
   RETURNING id`;
 
+/** Of the given event ids (read from the topic), those with no outbox row and no inbox row of any consumer. */
+export const IN_NO_TABLE_SQL = `
+  SELECT w.event_id AS "eventId"
+    FROM unnest($1::text[]) w(event_id)
+   WHERE NOT EXISTS (SELECT 1 FROM outbox_events o WHERE o.payload ->> 'event_id' = w.event_id)
+     AND NOT EXISTS (SELECT 1 FROM inbox_processed_events i WHERE i.event_id = w.event_id)`;
+
 export interface RepairFindings {
   window: RepairWindow;
   unapplied: UnappliedEvent[];
   appliedWithoutOutboxRow: AppliedWithoutOutboxRow[];
+  /** Undefined when the topic was not read. */
+  onTopicOnly?: TopicEvent[];
+}
+
+/** The topic's events (from `topicEventsSince`) that neither the outbox nor any inbox knows. */
+export async function findOnTopicOnly(db: SqlExecutor, events: TopicEvent[]): Promise<TopicEvent[]> {
+  if (events.length === 0) return [];
+  const { rows } = await db.query<{ eventId: string }>(IN_NO_TABLE_SQL, [[...new Set(events.map((e) => e.eventId))]]);
+  const unknown = new Set(rows.map((r) => r.eventId));
+  return events.filter((e) => unknown.has(e.eventId));
 }
 
 export interface RepairOptions {

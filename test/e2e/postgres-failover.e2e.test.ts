@@ -171,6 +171,7 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     // The scheduled audit's run reports A as published and not applied, by id.
     const auditConfig = loadConfig({ ...process.env, DATABASE_URL: rig.url, AUDIT_TASK_QUEUE: uniqueName('failover-audit') });
     const auditWorker = await startAuditWorker(auditConfig);
+    let auditedNotApplied: number | undefined;
     try {
       const report = await temporal.client.workflow.execute<AuditWorkflow>(AUDIT_WORKFLOW, {
         taskQueue: auditConfig.audit.taskQueue,
@@ -178,17 +179,18 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
         args: [{ windowMs: 15 * 60_000, settleMs: 0, consumers: [{ consumer: CONSUMER, eventTypes: ['payment_confirmed'] }] }],
       });
       assert.equal(report.drift, true);
+      auditedNotApplied = report.driftCounts.notApplied;
       assert.deepEqual(report.consumers[0]!.notApplied.listed.map((n) => n.eventId).sort(), ids(A).sort());
       assert.deepEqual(report.driftCounts, { notApplied: 20, inboxRowMissing: 0, appliedDiffers: 0, balanceMismatches: 0 });
     } finally {
       await auditWorker.close();
     }
 
-    // `audit repair` finds both gaps; the repair re-publishes A and lists C for a person.
+    // `audit repair` finds all three kinds: it re-publishes A and lists C and B for a person.
     const cli = (...args: string[]) =>
       run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), 'audit', 'repair', '--since', testStart, '--settle-ms', '0', '--json', ...args], {
         cwd: PROJECT_ROOT,
-        env: { ...process.env, DATABASE_URL: rig!.url },
+        env: { ...process.env, DATABASE_URL: rig!.url, KAFKA_TOPIC: topic!.topic },
       }).then(
         (r) => ({ code: 0, findings: JSON.parse(r.stdout) as RepairFindings & { republished: number[] } }),
         (e: { code: number; stdout: string }) => ({ code: e.code, findings: JSON.parse(e.stdout) as RepairFindings & { republished: number[] } }),
@@ -197,16 +199,22 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     assert.equal(dry.code, 1);
     assert.deepEqual(dry.findings.unapplied.map((u) => u.eventId).sort(), ids(A).sort(), 'published, never applied: exactly A');
     assert.deepEqual(dry.findings.appliedWithoutOutboxRow.map((u) => u.eventId).sort(), ids(C).sort(), 'applied with no outbox row: exactly C');
+    assert.deepEqual(dry.findings.onTopicOnly!.map((t) => t.eventId).sort(), ids(B).sort(), 'on the topic, in no table: exactly B');
     assert.deepEqual(dry.findings.republished, []);
     assert.equal(await applied(A), 0, 'a dry run changes nothing');
 
     const repair = await cli();
-    assert.equal(repair.code, 1, 'C remains for a person to settle');
+    assert.equal(repair.code, 1, 'B and C remain for a person to settle');
     assert.equal(repair.findings.republished.length, 20);
     await eventually('A applied after the repair', async () => (await applied(A)) === A.length, 120_000);
     await eventually('nothing pending', async () => (await count(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`, [])) === 0, 60_000);
     const after = await tallyFailover(rig.pool, CONSUMER, [...A, ...C, ...D]);
     assert.deepEqual({ lost: after.lost, doubleApplied: after.doubleApplied, underApplied: after.underApplied }, { lost: [], doubleApplied: 0, underApplied: 0 });
+    process.stdout.write(
+      `      [failover] lost with the unshipped WAL: 20 inbox rows behind committed offsets (A), 20 marks (D), 40 acknowledged events (B, C); ` +
+        `found: audit run ${auditedNotApplied} not applied, repair ${dry.findings.unapplied.length} unapplied / ${dry.findings.appliedWithoutOutboxRow.length} applied without outbox row / ${dry.findings.onTopicOnly!.length} on the topic only; ` +
+        `after the repair lost ${after.lost.length}, double-applied ${after.doubleApplied}\n`,
+    );
     const again = await cli('--dry-run');
     assert.deepEqual(again.findings.unapplied, [], 'the repair leaves nothing unapplied');
   });
