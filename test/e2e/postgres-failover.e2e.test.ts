@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
 import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
@@ -69,15 +70,23 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     count(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NOT NULL AND payload ->> 'event_id' = ANY($1::text[])`, [ids(events)]);
   const applied = (events: CreditEvent[]) => count(`SELECT count(*)::int AS n FROM inbox_processed_events WHERE consumer = $1 AND event_id = ANY($2::text[])`, [CONSUMER, ids(events)]);
 
-  it('synchronous standby: every acknowledged commit survives; lost 0, double-applied 0', async () => {
+  it('synchronous standby: every acknowledged commit survives, even with WAL shipping cut before the primary dies; lost 0, double-applied 0', async () => {
     rig = await FailoverRig.create({ synchronous: true, accounts: ACCOUNTS });
     topic = await createTestTopic(3);
     await startRelay(rig, topic.topic);
     const consumer = await startConsumer(rig, topic.topic, uniqueName('failover-sync'));
     const at = { failoverStarted: 0, failoverDone: 0, firstCommitAfter: 0 };
+    let ackedAfterCut: number | undefined;
     const traffic = steadyTraffic(rig.pool, { prefix: 'sync', accounts: ACCOUNTS, everyMs: 40, perTransaction: 5 });
     try {
       await eventually('200 events applied before the failover', settled(async () => (await count(`SELECT count(*)::int AS n FROM inbox_processed_events`, [])) >= 200), 120_000);
+      // The worst moment for a standby: it stops receiving WAL while commits keep coming (a
+      // partition between the zones), and the primary dies 2 s later. Synchronous, the primary
+      // acknowledges nothing it could not ship: every COMMIT of those 2 s waits, then fails.
+      await rig.stopShipping();
+      const atCut = traffic.acknowledged.length;
+      await sleep(2000);
+      ackedAfterCut = traffic.acknowledged.length - atCut;
       at.failoverStarted = Date.now();
       await rig.failover();
       at.failoverDone = Date.now();
@@ -94,6 +103,7 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     const committed = rows.map((r) => r.payload);
     const onNewPrimary = new Set(ids(committed));
     assert.deepEqual(ids(traffic.acknowledged).filter((id) => !onNewPrimary.has(id)), [], 'no acknowledged commit is missing on the promoted replica');
+    assert.ok(ackedAfterCut! <= 5, `at most the one transaction already shipped is acknowledged after the cut (${ackedAfterCut} events)`);
     // Commits whose acknowledgement the failover cut off may be there too: they must be applied as well.
     await eventually('every event on the promoted replica applied', settled(async () => (await tallyFailover(rig!.pool, CONSUMER, committed)).lost.length === 0), 180_000).catch(async (err: Error) => {
       const t = await tallyFailover(rig!.pool, CONSUMER, committed).catch((e: Error) => e.message);
@@ -106,7 +116,7 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     assert.equal(await count(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`, []), 0, 'the relay drained the outbox on the promoted replica');
     process.stdout.write(
       `      [failover] ${traffic.acknowledged.length} events acknowledged, ${committed.length} committed (${committed.length - traffic.acknowledged.length} whose COMMIT's answer the failover cut off), ` +
-        `${traffic.failed} producer transactions failed; kill → promoted → address moved ${at.failoverDone - at.failoverStarted} ms, → first producer commit ${at.firstCommitAfter - at.failoverStarted} ms, ` +
+        `${traffic.failed} producer transactions failed, ${ackedAfterCut} events acknowledged in the 2 s between the cut and the kill; kill → promoted → address moved ${at.failoverDone - at.failoverStarted} ms, → first producer commit ${at.firstCommitAfter - at.failoverStarted} ms, ` +
         `→ everything applied ${allApplied - at.failoverStarted} ms (traffic ran on to the 200th event after); lost ${tally.lost.length}, double-applied ${tally.doubleApplied}\n`,
     );
     assert.equal(relay!.child.exitCode, null, 'the relay worker rode through the failover');
