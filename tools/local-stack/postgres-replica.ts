@@ -7,7 +7,7 @@ import { StackError } from './errors';
 import { LOCAL_PG_OWNER } from './local-credentials';
 import type { CachePaths } from './paths';
 import { findBinaries, PG_SERVICE, serviceAccount } from './postgres';
-import { socketClient } from './postgres-auth';
+import { execute, socketClient } from './postgres-auth';
 import { runningPid, startDaemon, stopDaemon, waitUntil } from './processes';
 
 // A streaming replica of the local cluster, for failover tests: a copy made with pg_basebackup
@@ -137,12 +137,12 @@ async function adminQuery(replica: Replica, sql: string, values: unknown[] = [])
 
 /**
  * Makes the replica the primary's synchronous standby (synchronous_commit stays at its default,
- * on: a COMMIT returns once the standby has flushed its WAL) or, with `undefined`, an
- * asynchronous one; waits until the primary reports it streaming in that mode.
+ * on: a COMMIT returns once the standby has flushed its WAL) or, with `false`, an asynchronous
+ * one; waits until the primary reports it streaming in that mode.
  */
 export async function setSynchronousStandby(config: Config, paths: CachePaths, replica: Replica, synchronous: boolean): Promise<void> {
   await withPrimary(config, paths, async (c) => {
-    await c.query(`ALTER SYSTEM SET synchronous_standby_names = '${synchronous ? replica.name : ''}'`);
+    await execute(c, 'ALTER SYSTEM SET synchronous_standby_names = %L', [synchronous ? replica.name : '']);
     await c.query('SELECT pg_reload_conf()');
   });
   const wanted = synchronous ? 'sync' : 'async';
