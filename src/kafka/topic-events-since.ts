@@ -21,6 +21,8 @@ export async function topicEventsSince(kafka: Kafka, topic: string, since: Date,
   let starts: Map<number, bigint>;
   let ends: Map<number, bigint>;
   try {
+    // Asked about a topic it does not have, the broker answers with an error kafkajs retries for a minute.
+    if (!(await admin.listTopics()).includes(topic)) throw new Error(`topic ${topic} does not exist: nothing to compare (KAFKA_TOPIC, or --no-topic)`);
     const high = await admin.fetchTopicOffsets(topic);
     ends = new Map(high.map((p) => [p.partition, BigInt(p.high)]));
     const byTime = await admin.fetchTopicOffsetsByTimestamp(topic, since.getTime());

@@ -28,6 +28,10 @@ export function registerAuditRepair(audit: Command) {
       const pool = createPool(config.database.url, { max: 1 });
       try {
         const window = await repairWindow(pool, { since: o.since, windowMs: config.audit.windowMs, settleMs: o.settleMs === undefined ? config.audit.settleMs : Number(o.settleMs) });
+        // Older published rows may be deleted by retention: their events would all look lost.
+        if (Date.parse(window.since) < Date.now() - config.retention.windowMs) {
+          throw new Error(`--since ${window.since} is older than the outbox's retention window (RETENTION_WINDOW_MS ${config.retention.windowMs} ms): its published rows may be deleted, and their events would look lost`);
+        }
         const findings: RepairFindings = await findRepairs(pool, { consumers: config.audit.consumers, window, createdBeforeMarginMs: config.audit.windowMs });
         if (o.topic) {
           const onTopic = await topicEventsSince(createKafka(config, 'outbox-audit-repair'), config.kafka.topic, new Date(window.since), TOPIC_READ_TIMEOUT_MS);
