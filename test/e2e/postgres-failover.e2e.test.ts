@@ -10,7 +10,7 @@ import type { RepairFindings } from '../../src/audit/repair';
 import { AUDIT_WORKFLOW, type AuditWorkflow } from '../../workflows/audit/contract';
 import { pauseSignal, resumeSignal, statusQuery } from '../../workflows/relay/contract';
 import { startAuditWorker } from '../kit/audit-worker';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
+import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
 import { creditEvents, insertEvents, steadyTraffic, tallyFailover, type CreditEvent } from '../kit/failover-traffic';
 import { FailoverRig } from '../kit/failover-rig';
 import { uniqueName } from '../kit/ids';
@@ -50,11 +50,13 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     await rig?.close();
   });
 
-  const startRelay = async (r: FailoverRig, t: string) => {
+  const startRelay = async (r: FailoverRig, t: string, shardCount = 1) => {
     const taskQueue = uniqueName('failover-relay');
     relay = new RelayProcess({ DATABASE_URL: r.url, KAFKA_TOPIC: t, RELAY_TASK_QUEUE: taskQueue, METRICS_PORT_BASE: '0' });
     await relay.waitUntilRunning();
-    return startShard(temporal.client, taskQueue, { shardIndex: 0, shardCount: 1, batchSize: 100 });
+    const shards = [];
+    for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) shards.push(await startShard(temporal.client, taskQueue, { shardIndex, shardCount, batchSize: 100 }));
+    return shards;
   };
   const startConsumer = async (r: FailoverRig, t: string, group: string) => {
     const c = spawnConsumer(consumerEnv({ databaseUrl: r.url, topic: t, group, taskQueue: uniqueName('failover-consumer'), partitions: 3, extra: { METRICS_PORT_BASE: '0' } }));
@@ -128,35 +130,48 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     rig = await FailoverRig.create({ synchronous: false, accounts: ACCOUNTS });
     topic = await createTestTopic(3);
     const group = uniqueName('failover-async');
-    const shard = await startRelay(rig, topic.topic);
+    // Two shards: shard 0 is held back (paused) for D and E, shard 1 publishes A meanwhile.
+    const [shard0] = await startRelay(rig, topic.topic, 2);
+    const { rows: placed } = await rig.pool.query<{ a: string; shard: number }>(`SELECT a::text, (hashtext(a::text) & 2147483647) % 2 AS shard FROM unnest($1::bigint[]) a`, [ACCOUNTS]);
+    const onShard = (i: number) => placed.filter((p) => p.shard === i).map((p) => Number(p.a));
+    assert.ok(onShard(0).length > 0 && onShard(1).length > 0, 'both shards have accounts');
+    await shard0!.signal(pauseSignal, { reason: 'test: hold D and E back until the cut' });
+    await eventually('shard 0 paused', async () => (await shard0!.query(statusQuery)).state === 'paused', 60_000);
 
+    // E: on Kafka and applied before the cut, but not marked: the relay's crash gap (sent, not
+    // marked), here made by sending E's messages as the relay would.
+    const E = creditEvents('async-e', 20, onShard(0));
+    await insertEvents(rig.pool, E);
+    await produceEvents(kafka, topic.topic, E);
+    const first = await startConsumer(rig, topic.topic, group);
+    await eventually('E applied and its offsets committed', async () => (await applied(E)) === E.length && (await groupCaughtUp(kafka, group, topic!.topic)), 120_000);
+    await first.stop('SIGTERM');
     // A: published and marked before the cut, applied only after it.
-    const A = creditEvents('async-a', 20, ACCOUNTS);
+    const A = creditEvents('async-a', 20, onShard(1));
     await insertEvents(rig.pool, A);
     await eventually('A published', async () => (await published(A)) === A.length, 60_000);
     // D: committed before the cut, published and marked only after it.
-    await shard.signal(pauseSignal, { reason: 'test: hold D back until the cut' });
-    await eventually('the shard paused', async () => (await shard.query(statusQuery)).state === 'paused', 60_000);
-    const D = creditEvents('async-d', 20, ACCOUNTS);
+    const D = creditEvents('async-d', 20, onShard(0));
     await insertEvents(rig.pool, D);
     await rig.caughtUp();
     await rig.stopShipping();
 
-    // The window the replica never sees: D marked, B committed and published, A, B and D applied.
-    await shard.signal(resumeSignal, { reason: 'test: the cut is made' });
+    // The window the replica never sees: D and E marked, B committed and published, A, B and D
+    // applied (E's second copies absorbed).
+    await shard0!.signal(resumeSignal, { reason: 'test: the cut is made' });
     const B = creditEvents('async-b', 20, ACCOUNTS);
     await insertEvents(rig.pool, B);
-    await eventually('A, B and D published', async () => (await published([...A, ...B, ...D])) === 60, 60_000);
-    const first = await startConsumer(rig, topic.topic, group);
+    await eventually('A, B, D and E published', async () => (await published([...A, ...B, ...D, ...E])) === 80, 60_000);
+    const second = await startConsumer(rig, topic.topic, group);
     await eventually('A, B and D applied and their offsets committed', async () => (await applied([...A, ...B, ...D])) === 60 && (await groupCaughtUp(kafka, group, topic!.topic)), 120_000);
-    await first.stop('SIGTERM');
+    await second.stop('SIGTERM');
     // C: committed and published in the window, not yet consumed when the primary dies.
     const C = creditEvents('async-c', 20, ACCOUNTS);
     await insertEvents(rig.pool, C);
     await eventually('C published', async () => (await published(C)) === C.length, 60_000);
 
     await rig.failover();
-    await startConsumer(rig, topic.topic, group);
+    const third = await startConsumer(rig, topic.topic, group);
     await eventually(
       'the pipeline settled on the promoted replica: C and D applied, nothing pending, the group caught up',
       settled(async () =>
@@ -167,15 +182,18 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     );
 
     // What the failover did, kind by kind (docs/guarantees.md, "PostgreSQL failover").
-    const before = await tallyFailover(rig.pool, CONSUMER, [...A, ...C, ...D]);
+    const before = await tallyFailover(rig.pool, CONSUMER, [...A, ...C, ...D, ...E]);
     assert.deepEqual(before.missingOutboxRows.sort(), ids([...C]).sort(), 'of the events that are applied, C lost its outbox row');
     assert.deepEqual((await tallyFailover(rig.pool, CONSUMER, B)).missingOutboxRows.length, 20, 'B, acknowledged to its producer, is gone from the outbox');
     assert.equal(await applied(B), 0, 'B is applied nowhere: its inbox rows went with it and the offset is past it');
     assert.deepEqual(before.lost.sort(), ids(A).sort(), 'A is published, and never applied: the consumer\'s offset is past it');
-    assert.deepEqual({ doubleApplied: before.doubleApplied }, { doubleApplied: 0 }, 'D, its mark lost, was published again and applied once');
+    assert.deepEqual({ doubleApplied: before.doubleApplied }, { doubleApplied: 0 }, 'D and E, their marks lost, were published again and applied once');
+    const absorbed = (c: ConsumerProcess) => c.logs.reduce((sum, l) => sum + (typeof l.duplicates === 'number' ? l.duplicates : 0), 0);
+    assert.deepEqual([absorbed(second), absorbed(third)], [20, 20], 'E\'s repeats absorbed by the inbox: its row survived the failover, its mark did not');
     const copies = new Map<string, number>();
     for (const m of await readWholeTopic(topic.topic, 60_000, kafka)) copies.set(m.headers[HEADERS.eventId]!, (copies.get(m.headers[HEADERS.eventId]!) ?? 0) + 1);
     assert.deepEqual(ids(D).map((id) => copies.get(id)), Array(20).fill(2), 'each D event is on the topic twice');
+    assert.deepEqual(ids(E).map((id) => copies.get(id)), Array(20).fill(3), 'each E event three times: sent unmarked, re-sent and marked in the window, re-sent after the failover');
     assert.deepEqual(ids([...A, ...B, ...C]).map((id) => copies.get(id)), Array(60).fill(1));
 
     // The scheduled audit's run reports A as published and not applied, by id.
@@ -218,10 +236,10 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     assert.equal(repair.findings.republished.length, 20);
     await eventually('A applied after the repair', async () => (await applied(A)) === A.length, 120_000);
     await eventually('nothing pending', async () => (await count(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`, [])) === 0, 60_000);
-    const after = await tallyFailover(rig.pool, CONSUMER, [...A, ...C, ...D]);
+    const after = await tallyFailover(rig.pool, CONSUMER, [...A, ...C, ...D, ...E]);
     assert.deepEqual({ lost: after.lost, doubleApplied: after.doubleApplied, underApplied: after.underApplied }, { lost: [], doubleApplied: 0, underApplied: 0 });
     process.stdout.write(
-      `      [failover] lost with the unshipped WAL: 20 inbox rows behind committed offsets (A), 20 marks (D), 40 acknowledged events (B, C); ` +
+      `      [failover] lost with the unshipped WAL: 20 inbox rows behind committed offsets (A), 40 marks (D, E), 40 acknowledged events (B, C); ` +
         `found: audit run ${auditedNotApplied} not applied, repair ${dry.findings.unapplied.length} unapplied / ${dry.findings.appliedWithoutOutboxRow.length} applied without outbox row / ${dry.findings.onTopicOnly!.length} on the topic only; ` +
         `after the repair lost ${after.lost.length}, double-applied ${after.doubleApplied}\n`,
     );
