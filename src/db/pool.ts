@@ -39,6 +39,13 @@ export function databaseTimeouts(config: Config): Pick<PoolConfig, 'statement_ti
 /** Runs `work` in one transaction on one pooled client, rolling back on any error. */
 export async function inTransaction<T>(pool: Pool, work: (client: import('pg').PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A connection that dies while checked out (a failover, a server crash) reports it as an
+  // 'error' event on the client, which the pool does not listen to then: without a listener,
+  // Node ends the process. The query in flight rejects too, so the event needs only noting, and
+  // the broken connection is destroyed rather than handed out again.
+  let broken: Error | undefined;
+  const onError = (err: Error) => (broken = err);
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -48,6 +55,7 @@ export async function inTransaction<T>(pool: Pool, work: (client: import('pg').P
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
-    client.release();
+    client.off('error', onError);
+    client.release(broken);
   }
 }

@@ -78,7 +78,7 @@ async function setPassword(client: Client, login: LocalPgLogin) {
 }
 
 /** Utility statements take no bind parameters: the server quotes them itself (format %I/%L), then runs the result. */
-async function execute(client: Client, template: string, values: string[]) {
+export async function execute(client: Client, template: string, values: string[]) {
   const { rows } = await client.query<{ sql: string }>(`SELECT format($1, ${values.map((_, i) => `$${i + 2}::text`).join(', ')}) AS sql`, [template, ...values]);
   await client.query(rows[0]!.sql);
 }

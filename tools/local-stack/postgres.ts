@@ -32,7 +32,7 @@ const SERVER_SETTINGS = [
 
 export const PG_SERVICE = 'postgres';
 
-function findBinaries(): string {
+export function findBinaries(): string {
   const candidates = [process.env.PG_BIN, '/usr/lib/postgresql/15/bin'].filter((p): p is string => Boolean(p));
   for (const dir of candidates) if (fs.existsSync(path.join(dir, 'postgres'))) return dir;
   throw new StackError(
@@ -41,7 +41,7 @@ function findBinaries(): string {
 }
 
 /** PostgreSQL will not run as root; as root we run it as the `postgres` account the Debian package creates. */
-function serviceAccount(): { uid: number; gid: number } | undefined {
+export function serviceAccount(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   try {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());

@@ -5,6 +5,7 @@ import { driftLines, lastAuditRun } from '../../audit/last-run';
 import { auditInput, ensureAuditSchedule } from '../../audit/schedule';
 import { triggerAuditRun } from '../../audit/trigger-run';
 import type { AuditReport } from '../../audit/types';
+import { registerAuditRepair } from './audit-repair';
 
 export function registerAuditCommands(program: Command) {
   const audit = program.command('audit').description('the scheduled reconciliation audit: every published event applied exactly once, balances add up');
@@ -55,6 +56,8 @@ export function registerAuditCommands(program: Command) {
         if (run.report.drift) process.exitCode = 1;
       });
     });
+
+  registerAuditRepair(audit);
 }
 
 function print(r: AuditReport, workflowId: string, json?: boolean) {
