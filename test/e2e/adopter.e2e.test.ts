@@ -33,7 +33,7 @@ async function fingerprint(db: TestDatabase): Promise<Record<string, string>> {
     `SELECT string_agg(name, ', ' ORDER BY name) AS names FROM (
        SELECT c.relname || ':' || c.relkind::text AS name FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace
        UNION ALL SELECT p.proname || ':function' FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace
-       UNION ALL SELECT t.tgname || ':trigger' FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = 'public'::regnamespace) o`,
+       UNION ALL SELECT t.tgname || ':trigger' FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = 'public'::regnamespace AND NOT t.tgisinternal) o`,
   );
   result['public objects'] = objects.rows[0]!.names ?? '';
   return result;
