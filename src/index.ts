@@ -7,7 +7,7 @@ export * from './api/retention';
 export * from './api/audit';
 export * from './api/doctor';
 // Configuration: typed options with documented defaults (resolveConfig), or the environment (loadConfig).
-export { resolveConfig, type Config } from './config/resolve';
+export { resolveConfig, databaseUrl, type Config } from './config/resolve';
 export { DEFAULTS } from './config/defaults';
 export type { OutboxOptions, Settings } from './config/settings';
 export { loadConfig } from './config/env';

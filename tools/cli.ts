@@ -2,6 +2,7 @@ import { ConfigError } from '../src/config/env';
 import { buildProgram } from '../src/cli/program';
 import { registerDemoCommand } from '../examples/payments/demo/demo-command';
 import { registerTrafficCommand } from '../examples/payments/demo/traffic-command';
+import { registerExampleSetupCommand } from '../examples/setup-command';
 import { StackError } from './local-stack/errors';
 import { registerStackCommands } from './local-stack/stack-command';
 import { localStackEnv } from './local-stack/stack-config';
@@ -17,6 +18,7 @@ const program = buildProgram().name('outbox');
 registerStackCommands(program);
 registerDemoCommand(program);
 registerTrafficCommand(program);
+registerExampleSetupCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   // Known problems print one sentence that names the fix; anything else keeps its stack trace.

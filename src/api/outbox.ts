@@ -8,3 +8,4 @@ export { createPool, inTransaction } from '../db/pool';
 export { integerArrayLiteral, textArrayLiteral } from '../db/array-literal';
 export { migrate, readMigrations, MIGRATIONS_DIR, type Migration, type MigrateOptions } from '../db/migrate';
 export { DEFAULT_SCHEMA } from '../db/schema';
+export { schemaPool } from '../db/schema-client';

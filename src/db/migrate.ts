@@ -20,7 +20,7 @@ export interface MigrateOptions {
   schema?: string;
   /**
    * Another set of migrations (a service's own, as the example's): their folder and the ledger
-   * recording them, `schema.table`. Without them: the library's migrations, ledger `<schema>.migrations`.
+   * recording them (`{ schema, table }`). Without them: the library's migrations, ledger `<schema>.migrations`.
    */
   dir?: string;
   ledger?: { schema: string; table: string };

@@ -114,14 +114,18 @@ describe('docker-compose.yml', () => {
   });
 
   it('has a start step that applies the schema, topics and search attributes, then starts the relay shards and the retention schedule, with the CLI’s own commands', () => {
-    const steps = shellSteps(services.setup!.command!);
+    const [exampleSetup, ...steps] = shellSteps(services.setup!.command!);
+    // First the example's setup (the library's `setup` with its key field, then its own tables),
+    // from the repository's CLI, which registers it.
+    assert.deepEqual(exampleSetup, ['node', '--import', 'tsx', 'tools/cli.ts', 'example-setup']);
+    assert.ok(fs.readFileSync(path.join(PROJECT_ROOT, 'tools/cli.ts'), 'utf8').includes('registerExampleSetupCommand(program)'), 'tools/cli.ts registers the example-setup command');
     const invoked = steps.map((argv) => {
       assert.deepEqual(argv.slice(0, 4), ['node', '--import', 'tsx', 'src/cli/main.ts'], `runs the project's CLI: ${argv.join(' ')}`);
       const command = cliSubcommand(program, argv.slice(4));
       assert.ok(command, `src/cli/main.ts has no command ${argv.slice(4).join(' ')}`);
       return `${command.parent === program ? '' : `${command.parent!.name()} `}${command.name()}`;
     });
-    assert.deepEqual(invoked, ['setup', 'relay start', 'retention schedule']);
+    assert.deepEqual(invoked, ['relay start', 'retention schedule']);
     assert.equal((services.setup as { restart?: string }).restart, 'no', 'a one-shot step, never restarted in a loop');
   });
 
