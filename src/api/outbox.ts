@@ -1,7 +1,7 @@
 // Public API: writing events. `enqueue` inserts an outbox row with the caller's executor, i.e.
 // inside the caller's transaction; the tables come from the shipped migrations, in the library's
 // own schema (temporal_outbox unless configured).
-export { enqueue, EnqueueValidationError, type EnqueueInput, type EnqueueOptions, type EnqueueResult } from '../outbox/enqueue';
+export { enqueue, EnqueueValidationError, type EnqueueExecutor, type EnqueueInput, type EnqueueOptions, type EnqueueResult } from '../outbox/enqueue';
 export type { SqlExecutor } from '../db/executor';
 export { createPool, inTransaction } from '../db/pool';
 // Large array parameters as PostgreSQL array literals, built in one pass (cheaper than pg's own for thousands of elements).

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { SqlExecutor } from '../db/executor';
 import { inSchema } from '../db/schema';
 import { activeSpanContext, headersFromContext, outboxTracer, TRACE_HEADERS } from '../observability/trace-context';
 
@@ -33,6 +32,16 @@ export interface EnqueueInput {
    * order (as with row locks) to avoid deadlocks.
    */
   serializeKey?: boolean;
+}
+
+/**
+ * What enqueue writes with: anything with a pg-style `query(text, values)` that resolves to the
+ * rows. A pg Pool or client fits as it is; a query builder's transaction fits through a
+ * three-line adapter (docs/adopting.md: Kysely, Knex), which returns its own result type, hence
+ * no more than `rows` asked of it.
+ */
+export interface EnqueueExecutor {
+  query(text: string, values: unknown[]): PromiseLike<{ rows: unknown[] }>;
 }
 
 export interface EnqueueOptions {
@@ -72,12 +81,12 @@ const ENQUEUE_SQL = `
  * Inserts one outbox event with the caller's executor, i.e. inside the caller's transaction:
  * it commits or rolls back together with the business change it describes.
  */
-export async function enqueue(db: SqlExecutor, input: EnqueueInput, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+export async function enqueue(db: EnqueueExecutor, input: EnqueueInput, options: EnqueueOptions = {}): Promise<EnqueueResult> {
   const payload = validate(input);
   const sql = inSchema(ENQUEUE_SQL, options.schema);
   const eventId = payload.event_id as string;
   const insert = async (headers: Record<string, string>) => {
-    const { rows } = await db.query<{ id: string }>(sql, [
+    const { rows } = await db.query(sql, [
       input.eventType,
       JSON.stringify(payload),
       input.key ?? null,
@@ -85,7 +94,7 @@ export async function enqueue(db: SqlExecutor, input: EnqueueInput, options: Enq
       input.serializeKey !== false,
       KEY_ORDER_LOCK_CLASS,
     ]);
-    return { id: Number(rows[0]!.id), eventId };
+    return { id: Number((rows[0] as { id: string }).id), eventId };
   };
   const headers = input.headers ?? {};
   // No active span (tracing off, or the caller traces nothing): the row carries no trace.

@@ -9,11 +9,10 @@ import { PROJECT_ROOT } from '../../src/config/env';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
 import { testKafka } from '../kit/kafka';
+import { installTarball, npx, packedTarball } from '../kit/package-tarball';
 import { testTemporalClient } from '../kit/temporal';
 
 const run = promisify(execFile);
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 const FIXTURES = path.join(PROJECT_ROOT, 'test', 'fixtures', 'package-service');
 
 // The package as a user gets it: `npm pack` (which builds dist/), installed from the tarball
@@ -48,9 +47,8 @@ describe('installable package: npm pack → install elsewhere → a service on t
   });
 
   it('packs, installs from the tarball, and the service applies its events through the public API', async () => {
-    const packed = await run(npm, ['pack', '--json', '--pack-destination', scratch], { cwd: PROJECT_ROOT, maxBuffer: 64 * 1024 * 1024 });
-    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
-    const files = info!.files.map((f) => f.path);
+    const tarball = await packedTarball();
+    const files = tarball.files;
     for (const expected of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/api/consumer.d.ts', 'dist/workflow-bundles/inbox.js', 'dist/workflow-bundles/relay.js', 'dist/workflow-bundles/scheduled.js', 'dist/migrations/0001_outbox_events.sql']) {
       assert.ok(files.includes(expected), `the tarball ships ${expected}`);
     }
@@ -58,8 +56,7 @@ describe('installable package: npm pack → install elsewhere → a service on t
     for (const expected of ['LICENSE', 'README.md', 'package.json', 'dist/src/cli/main.js', 'docs/adopting.md']) assert.ok(files.includes(expected), `the tarball ships ${expected}`);
     assert.deepEqual(files.filter((f) => f.startsWith('docs/measurements/') || f.startsWith('docs/screenshots/')), [], 'no measurement logs or screenshots in the tarball');
 
-    fs.writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'scratch-service', version: '1.0.0', private: true }));
-    await run(npm, ['install', path.join(scratch, info!.filename), '--prefer-offline', '--no-audit', '--no-fund'], { cwd: scratch, maxBuffer: 64 * 1024 * 1024 });
+    await installTarball(scratch, tarball, { name: 'scratch-service', version: '1.0.0', private: true });
     // The tracing SDK and exporter are optional peers: a service that exports no traces has none of them.
     for (const optional of ['@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@temporalio/interceptors-opentelemetry']) {
       assert.ok(!fs.existsSync(path.join(scratch, 'node_modules', optional)), `${optional} is not installed with the package`);
