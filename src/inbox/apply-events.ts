@@ -8,9 +8,9 @@ import { appliedPayloadHashes, deleteInboxRows, insertInboxRows } from './inbox-
 import { parkRejectedEvents, type RejectedEvent } from './park-rejected-events';
 
 // The inbox guard around every handler, for a whole batch in one PostgreSQL transaction:
-//   1. insert the inbox rows of the batch's ids with their payload hashes (first delivery of an
-//      id within the batch wins); only ids actually inserted are new, the rest are duplicates and
-//      touch nothing — unless their payload differs from the applied one (or from their
+//   1. insert the inbox rows of the batch's ids with their payload hashes and Kafka positions
+//      (first delivery of an id within the batch wins); only ids actually inserted are new, the
+//      rest are duplicates and touch nothing — unless their payload differs from the applied one (or from their
 //      batch-mate's): such a conflicting duplicate is parked with both versions, never absorbed;
 //   2. hand the new events to their handlers, type by type (set-based when the handler can);
 //   3. for events a handler refused: delete their inbox rows and park them with the reason;
@@ -66,7 +66,11 @@ export async function applyEventsInTransaction(
 
   const ctx: HandlerContext = { consumer: batch.consumer };
   const ids = [...first.keys()];
-  const fresh = await insertInboxRows(tx, batch.consumer, ids, ids.map((id) => batch.payloadHashes[first.get(id)!]!));
+  const fresh = await insertInboxRows(
+    tx,
+    batch.consumer,
+    [...first].map(([eventId, i]) => ({ eventId, payloadHash: batch.payloadHashes[i]!, topic: batch.topics[batch.topicIndex[i]!]!, partition: batch.partitions[i]!, offset: batch.offsets[i]! })),
+  );
   // A redelivery of an applied id is a no-op only if its payload is the applied one.
   const applied = await appliedPayloadHashes(tx, batch.consumer, ids.filter((id) => !fresh.has(id)));
   for (const [eventId, appliedHash] of applied) {

@@ -4,9 +4,9 @@ import type { EventBatch } from '../../workflows/inbox/contract';
 
 // What makes an applyEventsWorkflow run findable in the Temporal UI without opening it: its
 // inbox, the Kafka topics and partitions it covers and the lowest/highest offset among them. Set
-// when the workflow starts (no extra history event). A credit's topic, partition and offset are
-// in payments_credit_ledger, so `outbox inbox find --event-id X` turns an event id into the list
-// query (docs/consumer.md). Topics are all of the batch's (KeywordList), not the first: a run
+// when the workflow starts (no extra history event). An applied event's topic, partition and
+// offset are on its inbox row, so `outbox inbox find --event-id X` turns an event id into the
+// list query (docs/consumer.md). Topics are all of the batch's (KeywordList), not the first: a run
 // mixing topics must be found from an event of any of them. Offsets are Doubles because the dev
 // server's three custom Int attributes belong to the relay; they are exact up to 2^53. Offsets
 // and partitions are pooled over the batch's topics: the query may list a run that holds the

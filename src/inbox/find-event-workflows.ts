@@ -2,13 +2,12 @@ import type { Client } from '@temporalio/client';
 import type { SqlExecutor } from '../db/executor';
 import type { EventBatch } from '../../workflows/inbox/contract';
 import { applyWorkflowsQuery } from './apply-search-attributes';
-import { findAppliedCredit } from './find-applied-credit';
+import { findAppliedEvent } from './find-applied-event';
 
 export interface WorkflowsOfEvent {
   eventId: string;
   consumer: string;
-  accountId: string;
-  amount: string;
+  appliedAt: Date;
   topic: string;
   partition: number;
   offset: number;
@@ -19,17 +18,19 @@ export interface WorkflowsOfEvent {
 }
 
 /**
- * From an event id to the applyEventsWorkflow runs (ids `apply-…`) that carried it: the credit
- * ledger says where the event sat on the topic, the search attributes narrow the list to a few
- * runs, and each candidate's input (its first history event, an EventBatch: is the id among its
+ * From an event id to the applyEventsWorkflow runs (ids `apply-…`) that carried it: each
+ * consumer's inbox row says where the event sat on the topic (a row written before the inbox
+ * recorded positions is left out), the search attributes narrow the list to a few runs, and each
+ * candidate's input (its first history event, an EventBatch: is the id among its
  * eventIds?) confirms it. Closed workflows are kept for the namespace's retention only (24 h on
  * the dev server).
  */
 export async function findEventWorkflows(db: SqlExecutor, client: Client, eventId: string): Promise<WorkflowsOfEvent[]> {
   const out: WorkflowsOfEvent[] = [];
-  for (const credit of await findAppliedCredit(db, eventId)) {
-    if (credit.topic === null || credit.partition === null || credit.offset === null) continue;
-    const query = applyWorkflowsQuery(credit.consumer, credit.topic, credit.partition, credit.offset);
+  for (const applied of await findAppliedEvent(db, eventId)) {
+    const { consumer, appliedAt, topic, partition, offset } = applied;
+    if (topic === null || partition === null || offset === null) continue;
+    const query = applyWorkflowsQuery(consumer, topic, partition, offset);
     const workflows: WorkflowsOfEvent['workflows'] = [];
     for await (const w of client.workflow.list({ query })) {
       const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
@@ -38,7 +39,7 @@ export async function findEventWorkflows(db: SqlExecutor, client: Client, eventI
       const batch = payload ? (client.options.loadedDataConverter.payloadConverter.fromPayload(payload) as EventBatch) : undefined;
       workflows.push({ workflowId: w.workflowId, runId: w.runId, holdsEvent: batch?.eventIds.includes(eventId) ?? false });
     }
-    out.push({ eventId, consumer: credit.consumer, accountId: credit.accountId, amount: credit.amount, topic: credit.topic, partition: credit.partition, offset: credit.offset, query, workflows });
+    out.push({ eventId, consumer, appliedAt, topic, partition, offset, query, workflows });
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import { textArrayLiteral } from '../db/array-literal';
+import { integerArrayLiteral, textArrayLiteral } from '../db/array-literal';
 import type { SqlExecutor } from '../db/executor';
 
 // The inbox guard's two statements. Rows are inserted in event-id order so two overlapping
@@ -6,16 +6,34 @@ import type { SqlExecutor } from '../db/executor';
 // wait for each other instead of deadlocking.
 
 export const INSERT_INBOX_ROWS_SQL = `
-INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, payload_hash)
-SELECT $1, t.event_id, t.payload_hash FROM unnest($2::text[], $3::text[]) AS t(event_id, payload_hash) ORDER BY t.event_id
+INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, payload_hash, kafka_topic, kafka_partition, kafka_offset)
+SELECT $1, t.event_id, t.payload_hash, t.kafka_topic, t.kafka_partition, t.kafka_offset
+  FROM unnest($2::text[], $3::text[], $4::text[], $5::integer[], $6::bigint[]) AS t(event_id, payload_hash, kafka_topic, kafka_partition, kafka_offset)
+ ORDER BY t.event_id
 ON CONFLICT DO NOTHING
 RETURNING event_id`;
 
-/** Inserts the ids not yet processed by this consumer, with their payload hashes; returns the ones that are new. */
-export async function insertInboxRows(db: SqlExecutor, consumer: string, eventIds: string[], payloadHashes: string[]): Promise<Set<string>> {
-  if (eventIds.length === 0) return new Set();
-  const { rows } = await db.query<{ event_id: string }>(INSERT_INBOX_ROWS_SQL, [consumer, textArrayLiteral(eventIds), textArrayLiteral(payloadHashes)]);
-  return new Set(rows.map((r) => r.event_id));
+/** An event's inbox row: its id, the hash of its payload and where it sat on Kafka (offset as a decimal string). */
+export interface InboxRow {
+  eventId: string;
+  payloadHash: string;
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+/** Inserts the rows of ids not yet processed by this consumer; returns the ids that are new. */
+export async function insertInboxRows(db: SqlExecutor, consumer: string, rows: readonly InboxRow[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const { rows: inserted } = await db.query<{ event_id: string }>(INSERT_INBOX_ROWS_SQL, [
+    consumer,
+    textArrayLiteral(rows.map((r) => r.eventId)),
+    textArrayLiteral(rows.map((r) => r.payloadHash)),
+    textArrayLiteral(rows.map((r) => r.topic)),
+    integerArrayLiteral(rows.map((r) => r.partition)),
+    integerArrayLiteral(rows.map((r) => r.offset)),
+  ]);
+  return new Set(inserted.map((r) => r.event_id));
 }
 
 export const APPLIED_PAYLOAD_HASHES_SQL = `

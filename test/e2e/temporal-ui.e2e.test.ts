@@ -178,7 +178,7 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
 
   it("finds the consumer's workflow for a given event id", async () => {
     const eventId = 'ui-7';
-    await eventually(`${eventId} applied`, async () => (await db.pool.query(`SELECT 1 FROM payments_credit_ledger WHERE event_id = $1`, [eventId])).rowCount === 1, 120_000);
+    await eventually(`${eventId} applied`, async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.inbox_processed_events WHERE event_id = $1`, [eventId])).rowCount === 1, 120_000);
     let found: Awaited<ReturnType<typeof findEventWorkflows>> = [];
     await eventually('the applyEventsWorkflow run is visible to search', async () => {
       found = await findEventWorkflows(db.pool, temporal.client, eventId);
@@ -196,7 +196,7 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
     await shot('credit-by-event');
     await page.goto(ui(`/workflows/${encodeURIComponent(carrier.workflowId)}/${carrier.runId}/history`));
     await waitForText(/applyEventsWorkflow/);
-    // The run's input (an EventBatch) holds the event where the credit ledger says it sat.
+    // The run's input (an EventBatch) holds the event where its inbox row says it sat.
     const history = await temporal.client.workflow.getHandle(carrier.workflowId, carrier.runId).fetchHistory();
     const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
     const batch = temporal.client.options.loadedDataConverter.payloadConverter.fromPayload(input) as EventBatch;

@@ -48,7 +48,7 @@ export function registerInboxCommands(program: Command) {
 
   inbox
     .command('find')
-    .description('the applyEventsWorkflow run(s) that carried a credit event: its topic, partition and offset, the UI list query, the workflow ids')
+    .description('the applyEventsWorkflow run(s) that carried an applied event: its topic, partition and offset from the inbox, the UI list query, the workflow ids')
     .requiredOption('--event-id <id>', 'the event id (payload.event_id)')
     .action(async (opts: { eventId: string }) => {
       const config = loadConfig();
@@ -57,12 +57,12 @@ export function registerInboxCommands(program: Command) {
       try {
         const found = await withCallDeadline(connection, config, () => findEventWorkflows(pool, client, opts.eventId));
         if (found.length === 0) {
-          console.log(`event ${opts.eventId} has no applied credit (not applied, parked: npx temporal-outbox inbox parked, or applied before the credit ledger existed)`);
+          console.log(`event ${opts.eventId} is in no inbox with its Kafka position (not applied yet, parked: npx temporal-outbox inbox parked, or applied before the inbox recorded positions)`);
           process.exitCode = 1;
           return;
         }
         for (const f of found) {
-          console.log(`event ${f.eventId}: ${f.consumer} credited ${f.amount} to account ${f.accountId}; Kafka ${f.topic} partition ${f.partition}, offset ${f.offset}`);
+          console.log(`event ${f.eventId}: applied by ${f.consumer} at ${f.appliedAt.toISOString()}; Kafka ${f.topic} partition ${f.partition}, offset ${f.offset}`);
           console.log(`  UI list query: ${f.query}`);
           console.log(`  ${config.temporal.uiUrl}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent(f.query)}`);
           for (const w of f.workflows) console.log(`  ${w.holdsEvent ? 'carried it:' : 'listed, not it:'} ${w.workflowId} (run ${w.runId})`);
