@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { DEFAULT_LINK_BOUNDS, type LinkBounds } from '../../src/db/pool';
 import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../../src/outbox/notify-channel';
 import { concernsShard, parsePendingNotification, type PendingNotification, type ShardOfWaiter } from './pending-notification';
 
@@ -22,7 +23,14 @@ export class PendingListener {
   private readonly recent: PendingNotification[] = [];
   private readonly rescanHandlers: (() => void)[] = [];
 
-  constructor(private readonly databaseUrl: string) {}
+  /**
+   * `bounds`: connect timeout and keepalive. LISTEN itself gets no query timeout: the connection
+   * idles by design; a dead one costs only latency, as waits poll anyway.
+   */
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly bounds: LinkBounds = DEFAULT_LINK_BOUNDS,
+  ) {}
 
   /** Resolves once LISTEN is active: anything committed after this wakes waiters. */
   async ensureListening(): Promise<void> {
@@ -83,7 +91,12 @@ export class PendingListener {
   }
 
   private async connect(): Promise<Client> {
-    const client = new Client({ connectionString: this.databaseUrl });
+    const client = new Client({
+      connectionString: this.databaseUrl,
+      connectionTimeoutMillis: this.bounds.connectTimeoutMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: this.bounds.keepAliveIdleMs,
+    });
     const drop = () => {
       if (this.client === client) this.client = undefined;
       void client.end().catch(() => undefined);

@@ -1,4 +1,6 @@
 import { Pool, type PoolClient } from 'pg';
+import { DEFAULT_LINK_BOUNDS, linkOptions, type LinkBounds } from '../../src/db/pool';
+import { destroyOnReadTimeout } from '../../src/db/read-timeout';
 import { pinPollPlan } from '../../src/outbox/queries/poll-plan-settings';
 
 // Kept this long unused, then closed: an idle relay holds no session connection for long.
@@ -26,8 +28,10 @@ export class SessionConnections {
   private readonly pool: Pool;
   private readonly pinned = new WeakSet<PoolClient>();
 
-  constructor(databaseUrl: string) {
-    this.pool = new Pool({ connectionString: databaseUrl, max: MAX_OPEN, idleTimeoutMillis: KEEP_MS });
+  /** `bounds`: connect and query timeouts and keepalive (src/db/pool.ts `linkOptions`); a timed-out connection is destroyed. */
+  constructor(databaseUrl: string, bounds: LinkBounds = DEFAULT_LINK_BOUNDS) {
+    this.pool = new Pool({ connectionString: databaseUrl, max: MAX_OPEN, idleTimeoutMillis: KEEP_MS, ...linkOptions(bounds, undefined) });
+    this.pool.on('connect', destroyOnReadTimeout);
     // A kept connection that breaks: the pool has dropped it already; nothing to report.
     this.pool.on('error', () => undefined);
   }

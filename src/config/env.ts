@@ -34,6 +34,32 @@ const settings = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: durationMs.default(DEFAULT_STATEMENT_TIMEOUT_MS),
   DATABASE_LOCK_TIMEOUT_MS: durationMs.default(DEFAULT_LOCK_TIMEOUT_MS),
   /**
+   * Dead links (docs/guarantees.md#dead-links): client-side bounds, because a server that never
+   * receives a query cannot time it out. Connect within DATABASE_CONNECT_TIMEOUT_MS; a query
+   * unanswered after DATABASE_QUERY_TIMEOUT_MS (above the statement timeout, so the server's
+   * cleaner error comes first) fails and its connection is destroyed; TCP keepalive starts after
+   * *_KEEPALIVE_IDLE_MS idle. Kafka: connect, SASL and request timeouts. A worker probes its links
+   * every HEALTH_CHECK_INTERVAL_MS (each probe bounded by HEALTH_CHECK_TIMEOUT_MS) and steps aside
+   * after HEALTH_CHECK_FAILURES failures in a row. KAFKA_BROKER_ROUTES: `advertised=reachable`
+   * pairs (comma-separated host:port) for brokers reached through a tunnel or proxy.
+   */
+  DATABASE_CONNECT_TIMEOUT_MS: durationMs.default(5_000),
+  DATABASE_QUERY_TIMEOUT_MS: durationMs.default(35_000),
+  DATABASE_KEEPALIVE_IDLE_MS: durationMs.default(5_000),
+  KAFKA_CONNECTION_TIMEOUT_MS: durationMs.default(5_000),
+  KAFKA_AUTHENTICATION_TIMEOUT_MS: durationMs.default(10_000),
+  KAFKA_REQUEST_TIMEOUT_MS: durationMs.default(15_000),
+  KAFKA_KEEPALIVE_IDLE_MS: durationMs.default(5_000),
+  KAFKA_BROKER_ROUTES: z
+    .string()
+    .default('')
+    .superRefine((text, ctx) => {
+      for (const problem of brokerRouteProblems(text)) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  HEALTH_CHECK_INTERVAL_MS: durationMs.default(5_000),
+  HEALTH_CHECK_TIMEOUT_MS: durationMs.default(5_000),
+  HEALTH_CHECK_FAILURES: positiveInt.default(2),
+  /**
    * Passwords of the local stack's PostgreSQL logins (the `outbox` owner and one per worker).
    * Unset: generated once into OUTBOX_CACHE_DIR/postgres/credentials/ (tools/local-stack/local-credentials.ts).
    */
@@ -386,6 +412,18 @@ const configSchema = settings.transform((e, ctx) => {
       statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
       lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
     },
+    /** Client-side bounds on every link and the workers' health probe (docs/guarantees.md#dead-links). */
+    links: {
+      database: { connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS, queryTimeoutMs: e.DATABASE_QUERY_TIMEOUT_MS, keepAliveIdleMs: e.DATABASE_KEEPALIVE_IDLE_MS },
+      kafka: {
+        connectionTimeoutMs: e.KAFKA_CONNECTION_TIMEOUT_MS,
+        authenticationTimeoutMs: e.KAFKA_AUTHENTICATION_TIMEOUT_MS,
+        requestTimeoutMs: e.KAFKA_REQUEST_TIMEOUT_MS,
+        keepAliveIdleMs: e.KAFKA_KEEPALIVE_IDLE_MS,
+        brokerRoutes: parseBrokerRoutes(e.KAFKA_BROKER_ROUTES),
+      },
+      health: { intervalMs: e.HEALTH_CHECK_INTERVAL_MS, timeoutMs: e.HEALTH_CHECK_TIMEOUT_MS, failures: e.HEALTH_CHECK_FAILURES },
+    },
     /** Credentials and TLS for managed services (docs/managed-services.md); undefined = plaintext, no auth. */
     security,
     kafka: {
@@ -538,6 +576,21 @@ function parseOtlpHeaders(text: string): Record<string, string> {
     }
   }
   return headers;
+}
+
+/** `a:1=b:2,c:3=d:4` → { 'a:1': 'b:2', ... }: where to connect for a broker advertised as a:1. */
+export function parseBrokerRoutes(text: string): Record<string, string> {
+  const pairs = text.split(',').map((p) => p.trim().split('=').map((side) => side.trim()));
+  return Object.fromEntries(pairs.filter((p) => p.length === 2 && p[0] && p[1]));
+}
+
+function brokerRouteProblems(text: string): string[] {
+  const pair = /^[^=,\s]+:\d+=[^=,\s]+:\d+$/;
+  return text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p && !pair.test(p))
+    .map((p) => `KAFKA_BROKER_ROUTES: "${p}" is not advertised-host:port=reachable-host:port`);
 }
 
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,200}$/;
