@@ -35,9 +35,9 @@ export function prebuiltBundlePath(workflowsPath: string, traced: boolean): stri
 
 /**
  * Bundles workflow code with webpack in a short-lived child process and returns the code.
- * Bundling in the worker's own process costs ~100 MB of heap that a long-lived worker never
- * gives back (measured on the consumer: 316 MB RSS idle with in-process bundling, 232 MB without);
- * the worker only needs the resulting code.
+ * Bundling in the worker's own process costs heap that a long-lived worker never gives back, a
+ * third of an idle consumer's RSS (docs/measurements/relay-log.md, "Figures behind code comments"); the
+ * worker only needs the resulting code.
  *
  * The result is kept in the cache folder under a key made of every source file webpack could
  * have read (this checkout's TypeScript outside tests and benchmarks, the lock file, the Node

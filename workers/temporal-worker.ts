@@ -11,8 +11,8 @@ import { temporalConnectionOptions } from '../src/temporal/connection-options';
  * workers/node-args.ts bring the consumer's limit (198 MiB) to the SDK's floor of 10: ten
  * workflow-task slots, which the SDK's ten workflow-task pollers hold while they poll, leaving
  * none for an eagerly started workflow. Every applyEventsWorkflow then waited for a poll instead
- * of starting on the consumer's own worker (measured 2026-12-04: round trip p50 80 → 45 ms at
- * 1,000 events/s; bench:consumer, docs/measurements/consumer-log.md). What a worker here runs at
+ * of starting on the consumer's own worker, which nearly doubled the median round trip
+ * (bench:consumer, docs/measurements/consumer-log.md, "Figures behind code comments"). What a worker here runs at
  * once stays far below it: the relay's shards, a few apply flights, a retention or audit run.
  */
 export const WORKFLOW_CACHE_SIZE = 40;

@@ -3,9 +3,9 @@
 // activities it schedules are spans of the trace that started it — but only in the bundle of a
 // worker that exports spans (OTLP configured, or a span processor given: src/observability/tracing.ts).
 // A worker that exports nothing would only make those spans to drop them at the sink, and the
-// interceptors double the bundle (1.7 → 3.4 MB, with its inline source map) that the worker holds
-// in its main thread and compiles into its workflow thread: an idle retention worker measured
-// 231 MiB RSS with them and 200 MiB without (bench:memory-soak diagnosis, 2026-12-03). The two
+// interceptors double the bundle (with its inline source map) that the worker holds in its main
+// thread and compiles into its workflow thread, which shows in an idle worker's RSS
+// (docs/measurements/relay-log.md, "Figures behind code comments"). The two
 // variants are different bundles (different cache keys, `.traced` prebuilt files); both replay the
 // same histories, since the interceptors add no commands (test/unit/workflow-replay.unit.test.ts).
 const OPENTELEMETRY_WORKFLOW_INTERCEPTORS = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');

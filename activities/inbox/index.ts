@@ -12,7 +12,7 @@ import { recordHandlerCall } from '../../src/observability/consumer-metrics';
 export type { EventBatch, EventBatchResult };
 
 /**
- * The consumer's activities. Both are idempotent by construction: the inbox row and the effect
+ * The inbox's activities. Both are idempotent by construction: the inbox row and the effect
  * commit together, so Temporal may retry them (or a redelivered batch may re-run them) freely.
  */
 export function createInboxActivities({ pool, handlers, inFlight }: { pool: Pool; handlers: HandlerRegistry; inFlight?: InFlightBatches }) {

@@ -6,8 +6,9 @@ import { FROM_THE_BEGINNING } from '../../src/outbox/queries/fetch-pending-ids';
  *
  * Why: every published row leaves a dead entry in outbox_events_pending_idx until vacuum removes
  * it, and vacuum cannot while any session holds an old snapshot. An unbounded poll then walks
- * every dead entry from the start of the index on every call (≈ 11 ms per 100,000, measured:
- * docs/vacuum.md). With `id > trusted` it starts past the already-published prefix.
+ * every dead entry from the start of the index on every call, its cost growing with the dead
+ * entries (docs/vacuum.md has the figures). With `id > trusted` it starts past the
+ * already-published prefix.
  *
  * Why a high-water mark is not enough: sequence order is not commit order. A transaction may take
  * id 100 (nextval, or an INSERT's default), stay open, and commit after 101…5000 were published.

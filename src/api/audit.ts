@@ -1,3 +1,3 @@
-// Public API: the reconciliation audit. It runs in the retention worker; create (or update) its
+// Public API: the audit. It runs in the retention worker; create (or update) its
 // Temporal Schedule once.
 export { ensureAuditSchedule } from '../audit/schedule';

@@ -1,7 +1,7 @@
 import { ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import type { Config } from '../config/env';
 import { upsertSchedule } from '../temporal/upsert-schedule';
-import { RECONCILIATION_WORKFLOW, type AuditInput } from '../../workflows/audit/contract';
+import { AUDIT_WORKFLOW, type AuditInput } from '../../workflows/audit/contract';
 
 /** Scheduled runs get this id plus the scheduled time (Temporal appends it). */
 export const AUDIT_RUN_WORKFLOW_ID = 'outbox-audit-run';
@@ -16,7 +16,7 @@ export function auditScheduleOptions(config: Config): ScheduleOptions {
     spec: { intervals: [{ every: config.audit.interval }] },
     action: {
       type: 'startWorkflow',
-      workflowType: RECONCILIATION_WORKFLOW,
+      workflowType: AUDIT_WORKFLOW,
       workflowId: AUDIT_RUN_WORKFLOW_ID,
       taskQueue: config.audit.taskQueue,
       args: [auditInput(config)],

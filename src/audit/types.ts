@@ -1,4 +1,4 @@
-// The reconciliation audit's contract: what a run checks and what it reports. Shared by the
+// The audit's contract: what a run checks and what it reports. Shared by the
 // workflow, its activities, the doctor and the CLI, so it imports nothing (workflow-safe).
 //
 // Where the feature lives: workflows/audit/audit.ts (the run), activities/audit/ (its

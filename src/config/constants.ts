@@ -9,8 +9,8 @@ export const TASK_QUEUES = {
 
 /**
  * Search attributes the workflows upsert; `stack up` registers every one. The dev server's
- * SQLite visibility store (CLI 1.9.1, server 1.32.0, checked 2026-12-03 with `temporal operator
- * search-attribute create`) still allows only three custom attributes per type for Int, Double,
+ * SQLite visibility store (CLI 1.9.1, server 1.32.0, as `temporal operator search-attribute
+ * create` reports) allows only three custom attributes per type for Int, Double,
  * KeywordList (and Bool, Datetime, Text) and ten Keyword, and refuses a value over 2 KB; so
  * counters beyond these live in each workflow's current details and `status` query instead.
  */
@@ -19,9 +19,9 @@ export const SEARCH_ATTRIBUTES = {
   relayPublished: { name: 'OutboxRelayPublished', type: 'Int' },
   relayPending: { name: 'OutboxRelayPending', type: 'Int' },
   relayStatus: { name: 'OutboxRelayStatus', type: 'Keyword' },
-  /** Reconciliation runs: 'clean' or 'drift'. */
+  /** Audit runs: 'clean' or 'drift'. */
   auditStatus: { name: 'OutboxAuditStatus', type: 'Keyword' },
-  /** Reconciliation runs: what drifted, as event:<id> and account:<id> (as many as fit in 2 KB). */
+  /** Audit runs: what drifted, as event:<id> and account:<id> (as many as fit in 2 KB). */
   auditFindings: { name: 'OutboxAuditFindings', type: 'KeywordList' },
   /**
    * The consumer's applyEventsWorkflow runs: the inbox (consumer) they apply to, the topics,

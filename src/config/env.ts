@@ -206,14 +206,11 @@ const settings = z.object({
    * Bytes one Kafka fetch returns at most, in all and per partition (kafkajs maxBytes,
    * maxBytesPerPartition). kafkajs decodes a whole fetch into message objects at once and keeps
    * them until every batch of it is handled, so these bound the consumer's memory; a message
-   * larger than a partition's share is still fetched whole. 1.5 MiB in all: the 30-minute soak at
-   * 2 MiB peaked at 250.4 MB, over the 250 MB target (2026-12-05 10:25). Quick runs of the consumer
-   * alone (`BENCH_SECONDS=5 npx tsx tools/bench/consumer.bench.ts`, four of each alternated, 2026-12-05
-   * 12:49–12:56): peak RSS 237–247 MiB against 246–249 at 2 MiB, 22,766–25,004 credits/s against
-   * 24,983–26,242 (−8 % at the medians); CONSUMER_MAX_IN_FLIGHT=3 instead held 243–254 MiB. At a
-   * trickle a fetch is far below either bound, so latency does not change. Earlier: 2 MiB against
-   * 4 MiB, 248–255 MiB against 259–271 for the same credits per second; 1 MiB held 237–244 MiB but
-   * cost a tenth of the throughput (docs/measurements/consumer-log.md).
+   * larger than a partition's share is still fetched whole. 1.5 MiB in all: at 2 MiB the soak went
+   * over the consumer's 250 MB memory target, and 1 MiB cost a tenth of the throughput; 1.5 MiB
+   * keeps under the target for a few percent of credits per second at full load. At a trickle a
+   * fetch is far below either bound, so latency does not change (docs/measurements/consumer-log.md,
+   * "The fetch capped at 1.5 MiB", "The fetch capped at 2 MiB").
    */
   CONSUMER_FETCH_MAX_BYTES: positiveInt.min(64 * 1024).max(64 * 1024 * 1024).default(1536 * 1024),
   CONSUMER_FETCH_MAX_PARTITION_BYTES: positiveInt.min(16 * 1024).max(16 * 1024 * 1024).default(512 * 1024),

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import type { RawEnv } from './env';
 
 export interface SecurityConfig {
   kafka: {
@@ -18,8 +17,33 @@ export interface SecurityConfig {
 // (docs/managed-services.md). Files are read here, once, so a missing or unreadable one is
 // reported with every other configuration problem at start-up, not at the first connection.
 
-export function securityConfig(e: RawEnv, problems: string[]): SecurityConfig {
-  const read = (variable: keyof RawEnv): Buffer | undefined => {
+/**
+ * The variables read here, as src/config/env.ts has checked them. Declared here, not taken from
+ * env.ts's type, so that the two modules do not import each other; env.ts passes its parsed
+ * settings, and a variable renamed or retyped there stops compiling where it does.
+ */
+export interface SecurityEnv {
+  DATABASE_SSLMODE?: 'disable' | 'prefer' | 'require' | 'verify-ca' | 'verify-full';
+  KAFKA_SSL?: 'true' | 'false';
+  KAFKA_SSL_CA_FILE?: string;
+  KAFKA_SSL_CERT_FILE?: string;
+  KAFKA_SSL_KEY_FILE?: string;
+  KAFKA_SSL_REJECT_UNAUTHORIZED: 'true' | 'false';
+  KAFKA_SASL_MECHANISM?: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  KAFKA_SASL_USERNAME?: string;
+  KAFKA_SASL_PASSWORD?: string;
+  KAFKA_SASL_PASSWORD_FILE?: string;
+  TEMPORAL_TLS?: 'true' | 'false';
+  TEMPORAL_TLS_CERT_FILE?: string;
+  TEMPORAL_TLS_KEY_FILE?: string;
+  TEMPORAL_TLS_CA_FILE?: string;
+  TEMPORAL_TLS_SERVER_NAME?: string;
+  TEMPORAL_API_KEY?: string;
+  TEMPORAL_API_KEY_FILE?: string;
+}
+
+export function securityConfig(e: SecurityEnv, problems: string[]): SecurityConfig {
+  const read = (variable: keyof SecurityEnv): Buffer | undefined => {
     const file = e[variable] as string | undefined;
     if (file === undefined) return undefined;
     try {
@@ -29,17 +53,17 @@ export function securityConfig(e: RawEnv, problems: string[]): SecurityConfig {
       return undefined;
     }
   };
-  const secret = (variable: keyof RawEnv, fileVariable: keyof RawEnv): string | undefined => {
+  const secret = (variable: keyof SecurityEnv, fileVariable: keyof SecurityEnv): string | undefined => {
     if (e[variable] !== undefined && e[fileVariable] !== undefined) problems.push(`${variable} and ${fileVariable}: set one of them, not both`);
     return (e[variable] as string | undefined) ?? read(fileVariable)?.toString('utf8').trim();
   };
   return { kafka: kafkaSecurity(e, read, secret, problems), temporal: temporalSecurity(e, read, secret, problems) };
 }
 
-type Read = (variable: keyof RawEnv) => Buffer | undefined;
-type Secret = (variable: keyof RawEnv, fileVariable: keyof RawEnv) => string | undefined;
+type Read = (variable: keyof SecurityEnv) => Buffer | undefined;
+type Secret = (variable: keyof SecurityEnv, fileVariable: keyof SecurityEnv) => string | undefined;
 
-function kafkaSecurity(e: RawEnv, read: Read, secret: Secret, problems: string[]): SecurityConfig['kafka'] {
+function kafkaSecurity(e: SecurityEnv, read: Read, secret: Secret, problems: string[]): SecurityConfig['kafka'] {
   const ca = read('KAFKA_SSL_CA_FILE');
   const cert = read('KAFKA_SSL_CERT_FILE');
   const key = read('KAFKA_SSL_KEY_FILE');
@@ -65,7 +89,7 @@ function kafkaSecurity(e: RawEnv, read: Read, secret: Secret, problems: string[]
   return { ssl, sasl: { mechanism: e.KAFKA_SASL_MECHANISM, username: e.KAFKA_SASL_USERNAME, password } };
 }
 
-function temporalSecurity(e: RawEnv, read: Read, secret: Secret, problems: string[]): SecurityConfig['temporal'] {
+function temporalSecurity(e: SecurityEnv, read: Read, secret: Secret, problems: string[]): SecurityConfig['temporal'] {
   const ca = read('TEMPORAL_TLS_CA_FILE');
   const crt = read('TEMPORAL_TLS_CERT_FILE');
   const key = read('TEMPORAL_TLS_KEY_FILE');
@@ -86,7 +110,7 @@ function temporalSecurity(e: RawEnv, read: Read, secret: Secret, problems: strin
  * `uselibpqcompat=true` makes node-postgres read them as libpq does (`require` encrypts without
  * checking the certificate unless a CA is given; `verify-full` also checks the host name).
  */
-export function withDatabaseSsl(url: string, sslmode: RawEnv['DATABASE_SSLMODE'], sslrootcert: string | undefined): string {
+export function withDatabaseSsl(url: string, sslmode: SecurityEnv['DATABASE_SSLMODE'], sslrootcert: string | undefined): string {
   if (sslmode === undefined && sslrootcert === undefined) return url;
   const u = new URL(url);
   if (u.searchParams.has('sslmode')) return url;

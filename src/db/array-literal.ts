@@ -3,9 +3,9 @@
 // Given a JS array, pg builds the literal itself, element by element: two regex replaces and a few
 // string concatenations each, the growing literal a rope of those pieces until it is written out.
 // For the 1,800-element columns of a consumer batch that was the consumer worker's largest source
-// of garbage: 360 MB of the 2.0 GB it allocated in a 200,000-credit `npm run bench:consumer`
-// (V8's sampling heap profiler, 2026-12-04), and with the worker's small young generation
-// (workers/node-args.ts) a rope that outlives a scavenge is copied, then promoted and marked.
+// of garbage (docs/measurements/consumer-log.md, "Figures behind code comments"), and with the
+// worker's small young generation (workers/node-args.ts) a rope that outlives a scavenge is
+// copied, then promoted and marked.
 // These build the same literal with one JSON.stringify or join, and hand anything they are not
 // sure about back unchanged, to pg's own path.
 

@@ -4,8 +4,9 @@ import { applyWorkflowId, type ChunkSpan } from './apply-workflow-id';
 
 // Group commit for events. kafkajs hands us one batch per partition, concurrently; one
 // workflow per partition batch means six partitions = six workflows in flight, and the Temporal
-// dev server (one shard, one SQLite connection) then spends its time queueing them: measured,
-// six concurrent single-event workflows took ~260 ms each against ~50 ms for one alone. So the
+// dev server (one shard, one SQLite connection) then spends its time queueing them: six
+// concurrent single-event workflows each took several times as long as one alone
+// (docs/measurements/consumer-log.md, "Figures behind code comments"). So the
 // chunks of every partition this process owns ride together: a flight leaves at once when
 // nothing is in flight (low latency at low load), and while one is in flight the next one
 // gathers everything that arrives (large batches, few workflows at high load).

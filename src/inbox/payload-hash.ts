@@ -7,8 +7,8 @@ import crypto from 'node:crypto';
 // Hashes are stored with every applied event and compared on every redelivery, so the canonical
 // form must never change between releases (test/unit/inbox-validate.unit.test.ts pins it). This
 // runs on the consumer's event loop for every message: one pass, no per-key arrays or closures
-// (the Object.entries/filter/map version with createHash cost 6.8 µs per
-// event here on 2026-12-04, this one 2.4 µs: 200,000 typical payloads, 1,362 → 478 ms).
+// (an Object.entries/filter/map version took nearly three times as long:
+// docs/measurements/consumer-log.md, "Figures behind code comments").
 
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
@@ -31,8 +31,8 @@ export function canonicalJson(value: unknown): string {
 /**
  * The keys in the default sort's order (UTF-16 code units, as `<` compares strings: integer-like
  * keys sort as text). Sorted in place by insertion for the few keys of a typical payload: the
- * built-in sort allocates a work copy per call, which was 176 MB of the consumer's 2.0 GB of
- * garbage in a 200,000-credit `npm run bench:consumer` (V8's sampling heap profiler, 2026-12-04).
+ * built-in sort allocates a work copy per call, a large share of the consumer's garbage
+ * (docs/measurements/consumer-log.md, "Figures behind code comments").
  */
 function sortKeys(keys: string[]): string[] {
   if (keys.length > 16) return keys.sort();
@@ -46,6 +46,6 @@ function sortKeys(keys: string[]): string[] {
 }
 
 export function payloadHash(payload: Record<string, unknown>): string {
-  // crypto.hash (Node ≥ 20.12): one call, without a Hash object per event (2.1 → 0.8 µs each here).
+  // crypto.hash (Node ≥ 20.12): one call, without a Hash object per event.
   return crypto.hash('sha256', canonicalJson(payload), 'hex').slice(0, 32);
 }

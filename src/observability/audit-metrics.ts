@@ -1,7 +1,7 @@
 import { Gauge } from 'prom-client';
 import type { ConsumerAudit, DriftCounts, InvariantAudit } from '../audit/types';
 
-// What the worker running the reconciliation audit (the retention worker) exports
+// What the worker running the audit (the retention worker) exports
 // (docs/observability.md). Set by the audit's own activities as each check finishes, so the
 // figures are the last audit's, check by check, and survive no restart (0 until the next run).
 

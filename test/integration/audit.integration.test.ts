@@ -6,7 +6,7 @@ import type { Client, Connection } from '@temporalio/client';
 import { register } from 'prom-client';
 import { auditScheduleOptions, ensureAuditSchedule } from '../../src/audit/schedule';
 import { triggerAuditRun } from '../../src/audit/trigger-run';
-import { RECONCILIATION_WORKFLOW, type AuditReport } from '../../workflows/audit/contract';
+import { AUDIT_WORKFLOW, type AuditReport } from '../../workflows/audit/contract';
 import { loadConfig, PROJECT_ROOT, type Config } from '../../src/config/env';
 import { auditScheduleCheck } from '../../src/doctor/checks/audit-schedule';
 import { auditDrift } from '../../src/observability/audit-metrics';
@@ -23,11 +23,11 @@ import { eventually } from '../kit/wait';
 
 const run = promisify(execFile);
 
-// The reconciliation audit on the real pipeline: a relay process and a consumer process apply
+// The audit on the real pipeline: a relay process and a consumer process apply
 // plain-SQL events; a Temporal Schedule of this test's own runs the audit. A clean run reports
 // nothing; then three kinds of drift are injected by hand and each is reported with its exact
 // event id or account — in the run's result, its search attributes and details, and the doctor.
-describe('reconciliation audit (Temporal Schedule) on the real pipeline', function () {
+describe('audit (Temporal Schedule) on the real pipeline', function () {
   this.timeout(300_000);
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
@@ -167,10 +167,10 @@ describe('reconciliation audit (Temporal Schedule) on the real pipeline', functi
     assert.match(cli.stdout, /account 3: balance/);
   });
 
-  it('the schedule is the documented one: interval, overlap skip, the reconciliation workflow', async () => {
+  it('the schedule is the documented one: interval, overlap skip, the audit workflow', async () => {
     const d = await temporal.client.schedule.getHandle(config.audit.scheduleId).describe();
     const expected = auditScheduleOptions(config);
-    assert.equal(d.action.type === 'startWorkflow' && d.action.workflowType, RECONCILIATION_WORKFLOW);
+    assert.equal(d.action.type === 'startWorkflow' && d.action.workflowType, AUDIT_WORKFLOW);
     assert.equal(d.action.type === 'startWorkflow' && d.action.taskQueue, expected.action.taskQueue);
     assert.ok(d.info.numActionsTaken >= 2);
   });

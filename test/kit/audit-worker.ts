@@ -9,7 +9,7 @@ import { componentDatabaseUrl } from './database';
 const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
 /**
- * An in-process worker for the scheduled workflows (retention + reconciliation), as the retention
+ * An in-process worker for the scheduled workflows (retention + audit), as the retention
  * worker runs them, on the config's audit task queue.
  */
 export async function startAuditWorker(config: Config): Promise<{ close(): Promise<void> }> {

@@ -22,7 +22,7 @@ const STATUS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditStatus.name, Sear
 const FINDINGS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditFindings.name, SearchAttributeType.KEYWORD_LIST);
 
 /**
- * One reconciliation run, started by the `outbox-audit` Schedule: proves for a window of events
+ * One audit run, started by the `outbox-audit` Schedule: proves for a window of events
  * that every published event reached every consumer's inbox exactly once or is parked there with
  * a reason, and that the payments invariant holds. The report (exact event ids and accounts) is
  * the result; the UI shows it as current details, memo and the OutboxAuditStatus /

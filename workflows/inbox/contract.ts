@@ -1,9 +1,8 @@
 import type { RawValue } from '@temporalio/common';
-import type * as consumerWorkerWorkflows from '.';
 
-// The consumer's workflow contract, shared by the workflow, its activities, the consumer worker
-// and tests. No Node, pg or kafkajs imports: workflow code imports this module. Node code imports
-// the workflows only as types; a rename is a compile error here.
+// The inbox's workflow contract, shared by the workflow, its activities, the consumer worker
+// and tests. No Node, pg or kafkajs imports: workflow code imports this module. Node code starts
+// the workflows by these names and types, never loading workflow code; a rename is a compile error.
 
 /**
  * Events one applyEventsWorkflow applies for one consumer, columnar and index-aligned (the
@@ -48,7 +47,7 @@ export interface EventBatchResult {
   conflicts: number;
 }
 
-/** Failure types the consumer's activities raise; never retried (retrying cannot fix them). */
+/** Failure types the inbox's activities raise; never retried (retrying cannot fix them). */
 export const INBOX_FAILURES = {
   /** The batch's columns disagree in length: a bug, not a transient condition. */
   invalidBatch: 'InvalidEventBatch',
@@ -56,13 +55,19 @@ export const INBOX_FAILURES = {
   noHandler: 'NoHandlerForEventType',
 } as const;
 
-export type ApplyEventsWorkflow = typeof consumerWorkerWorkflows.applyEventsWorkflow;
-/** Workflow type of one batch (`client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, …)`). */
-export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
+/** The workflows the consumer worker bundles (workflows/inbox/index.ts; workflows/contracts-implemented.ts checks it). */
+export interface InboxWorkflows {
+  applyEventsWorkflow: (batch: EventBatchInput) => Promise<EventBatchResult>;
+  redriveParkedEventsWorkflow: (request: RedriveRequest) => Promise<RedriveResult>;
+}
 
-export type RedriveParkedEventsWorkflow = typeof consumerWorkerWorkflows.redriveParkedEventsWorkflow;
+export type ApplyEventsWorkflow = InboxWorkflows['applyEventsWorkflow'];
+/** Workflow type of one batch (`client.workflow.execute<ApplyEventsWorkflow>(APPLY_EVENTS_WORKFLOW, …)`). */
+export const APPLY_EVENTS_WORKFLOW = 'applyEventsWorkflow' satisfies keyof InboxWorkflows;
+
+export type RedriveParkedEventsWorkflow = InboxWorkflows['redriveParkedEventsWorkflow'];
 /** Redrives parked events of one consumer (`outbox inbox redrive`); runs on the consumer's task queue. */
-export const REDRIVE_PARKED_EVENTS_WORKFLOW = 'redriveParkedEventsWorkflow' satisfies keyof typeof consumerWorkerWorkflows;
+export const REDRIVE_PARKED_EVENTS_WORKFLOW = 'redriveParkedEventsWorkflow' satisfies keyof InboxWorkflows;
 
 export interface RedriveRequest {
   consumer: string;

@@ -1,5 +1,4 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type * as relayWorkerWorkflows from '.';
 import type { PauseState } from './operator';
 import type { RelayCounters, RelayStatus } from './status';
 
@@ -8,9 +7,13 @@ import type { RelayCounters, RelayStatus } from './status';
 // imports the workflow only as a type, so it never loads workflow code; a rename of the
 // workflow, a query or a signal is a compile error here, not a silently ignored string.
 
-export type RelayShardWorkflow = typeof relayWorkerWorkflows.relayShardWorkflow;
+/** The workflows the relay worker bundles (workflows/relay/index.ts; workflows/contracts-implemented.ts checks it). */
+export interface RelayWorkflows {
+  relayShardWorkflow: (input: RelayShardInput) => Promise<RelayCounters>;
+}
+export type RelayShardWorkflow = RelayWorkflows['relayShardWorkflow'];
 /** Workflow type of a relay shard (`client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, …)`). */
-export const RELAY_SHARD_WORKFLOW = 'relayShardWorkflow' satisfies keyof typeof relayWorkerWorkflows;
+export const RELAY_SHARD_WORKFLOW = 'relayShardWorkflow' satisfies keyof RelayWorkflows;
 
 export interface RelayShardInput {
   shardIndex: number;

@@ -1,12 +1,16 @@
-import type * as retentionWorkerWorkflows from '../scheduled';
+import type { RetentionInput, RetentionReport } from '../../activities/retention/types';
 
 // The retention run's contract, shared by the workflow, its activities, the schedule
-// (src/retention/schedule.ts), the doctor, tests and scripts. Node code imports the workflow only as
-// a type; a rename is a compile error here.
+// (src/retention/schedule.ts), the doctor, tests and scripts. Node code starts the workflow by this
+// name and type, never loading workflow code; a rename is a compile error.
 
-export type RetentionWorkflow = typeof retentionWorkerWorkflows.retentionWorkflow;
+/** The retention run, one of the workflows the retention worker bundles (workflows/scheduled.ts; workflows/contracts-implemented.ts checks it). */
+export interface RetentionWorkflows {
+  retentionWorkflow: (input?: RetentionInput) => Promise<RetentionReport>;
+}
+export type RetentionWorkflow = RetentionWorkflows['retentionWorkflow'];
 /** Workflow type of a retention run (the schedule's action; `client.workflow.execute<RetentionWorkflow>(RETENTION_WORKFLOW, …)`). */
-export const RETENTION_WORKFLOW = 'retentionWorkflow' satisfies keyof typeof retentionWorkerWorkflows;
+export const RETENTION_WORKFLOW = 'retentionWorkflow' satisfies keyof RetentionWorkflows;
 
 /** Failure types of the retention activities. */
 export const RETENTION_FAILURES = {

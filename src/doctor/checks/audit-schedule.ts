@@ -4,7 +4,7 @@ import { result, type Check, type Fact, type Problem } from '../types';
 
 const SHOWN_FINDINGS = 10;
 
-/** The reconciliation audit: does its schedule exist, and what did its last finished run find? */
+/** The audit: does its schedule exist, and what did its last finished run find? */
 export const auditScheduleCheck: Check = async ({ config, temporal: client }) => {
   const { scheduleId } = config.audit;
   const title = `reconciliation audit ${scheduleId}`;

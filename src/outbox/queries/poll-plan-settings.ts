@@ -7,8 +7,7 @@ import type { SqlExecutor } from '../../db/executor';
  * statistics on the expression; it guesses 0.5 % of rows where a shard holds 1/N). With a large
  * backlog pending (a catch-up after an outage, a benchmark's burst) it then believes an ordered
  * walk of the index would read the whole index to find one batch, and picks a parallel
- * sequential scan of the table and a sort instead: measured on 200,000 pending rows, 8 shards,
- * a batch of 2,000: 22–25 ms in three processes against 1.9–2.5 ms for the index walk, on every
+ * sequential scan of the table and a sort instead, ten times slower than the index walk on every
  * poll of every shard (docs/measurements/relay-log.md, "Full speed"). ANALYZE does not change the
  * guess. With these off the planner has one sensible path left: the index, in id order, stopping at
  * the batch size. A table without the pending index still gets a plan without it (disabling a path
@@ -16,12 +15,10 @@ import type { SqlExecutor } from '../../db/executor';
  *
  * JIT off as well: "looks expensive" is a cost of 10^10 added to a disabled path, and a plan that
  * must keep one (the session's layout read, a sequential scan of a one-row table) then passes
- * every jit_*_above_cost threshold. PostgreSQL compiled that read with LLVM on every layout check:
- * 75–100 ms the first time on a new connection (inlining), 7–9 ms each time after (measured with
- * EXPLAIN ANALYZE on PostgreSQL 15), and with 8 sessions starting together after an idle pause
- * their first polls took 350–520 ms instead of milliseconds, the events of the burst waiting for
- * them (docs/measurements/relay-log.md, "Waking from idle"). Nothing a session runs is long
- * enough for JIT to pay off.
+ * every jit_*_above_cost threshold. PostgreSQL compiled that read with LLVM on every layout check,
+ * far longer than the read itself, and sessions starting together after an idle pause made the
+ * burst's events wait for it (docs/measurements/relay-log.md, "Waking from idle", and
+ * "Figures behind code comments"). Nothing a session runs is long enough for JIT to pay off.
  */
 export const POLL_PLAN_SETTINGS = {
   enable_seqscan: 'off',

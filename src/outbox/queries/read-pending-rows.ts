@@ -10,8 +10,8 @@ export const PENDING_ROW_COLUMNS: [expression: string, name: string][] = [
   [`coalesce(e.event_key, e.payload ->> 'account_id', e.payload ->> 'event_id')`, 'message_key'],
   ['e.headers', 'headers'],
   // In the header's format (Date#toISOString: UTC, milliseconds, truncated as JavaScript's Date
-  // truncates): parsing each row's timestamp into a Date only to print it again took 2–4 % of the
-  // relay worker's CPU at full speed (a profile of 2026-12-05).
+  // truncates): parsing each row's timestamp into a Date only to print it again was a visible
+  // share of the relay worker's CPU at full speed (docs/measurements/relay-log.md, "Figures behind code comments").
   [`to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`, 'created_at'],
   ['e.attempts', 'attempts'],
   ['jsonb_typeof(e.payload)', 'payload_kind'],

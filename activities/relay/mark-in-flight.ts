@@ -1,0 +1,23 @@
+/**
+ * The one batch a session is marking published while it polls and sends the next (at most one
+ * mark in flight; polls skip its ids).
+ */
+export class MarkInFlight {
+  private marking: { ids: number[]; done: Promise<void> } | undefined;
+
+  /** The ids being marked (none: nothing in flight). */
+  get ids(): number[] {
+    return this.marking?.ids ?? [];
+  }
+
+  start(ids: number[], done: Promise<void>): void {
+    this.marking = { ids, done };
+  }
+
+  /** Waits for the mark in flight, if any; nothing is in flight after it. */
+  async finish(): Promise<void> {
+    const m = this.marking;
+    this.marking = undefined;
+    await m?.done;
+  }
+}

@@ -1,0 +1,36 @@
+import { proxyLocalActivities } from '@temporalio/workflow';
+import type { RelayActivities } from '../../activities/relay';
+import type { PlaceRelayShardOutput } from '../../activities/relay/types';
+import type { RelayShardInput } from './contract';
+
+// Where the shard's next session runs: one indexed read of the live relay workers, in whichever
+// worker runs this workflow task. Retried forever: PostgreSQL down must not end the relay.
+const { placeRelayShard } = proxyLocalActivities<RelayActivities>({
+  startToCloseTimeout: '10 seconds',
+  localRetryThreshold: '5 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+// A worker whose session timed out is left out of this shard's placement for this long (its row
+// in outbox_relay_workers expires within 15 s if it is dead).
+const AVOID_TIMED_OUT_WORKER_MS = 60_000;
+
+/** Places a shard's sessions on the live relay workers, leaving out those it stopped trusting. */
+export class ShardPlacement {
+  private readonly avoidUntil = new Map<string, number>();
+
+  constructor(private readonly input: RelayShardInput) {}
+
+  /** The worker for the next session (none when no relay worker is live), and the workers left out. */
+  async place(): Promise<{ place: PlaceRelayShardOutput; avoid: string[] }> {
+    const now = Date.now();
+    const avoid = [...this.avoidUntil].filter(([, until]) => until > now).map(([workerId]) => workerId);
+    const place = await placeRelayShard({ shardIndex: this.input.shardIndex, shardCount: this.input.shardCount, avoid });
+    return { place, avoid };
+  }
+
+  /** A session on `workerId` timed out: the worker may be dead or hung; place elsewhere for a while. */
+  avoid(workerId: string): void {
+    this.avoidUntil.set(workerId, Date.now() + AVOID_TIMED_OUT_WORKER_MS);
+  }
+}
