@@ -5,14 +5,16 @@ import { PendingListener, type RelayActivities } from '../activities/relay';
 import { TASK_QUEUES } from '../src/config/constants';
 import type { Config } from '../src/config/env';
 import { createLogger } from '../src/config/logger';
-import { createPool, databaseTimeouts } from '../src/db/pool';
+import { createPool, databaseTimeouts, endPool } from '../src/db/pool';
 import { createKafka } from '../src/kafka/client';
 import { createRelayProducer } from '../src/kafka/relay-producer';
 import { ensureTopics, eventTopics } from '../src/kafka/topics';
 import { startRelaySamplers } from '../src/observability/relay-samplers';
 import { startWorkerObservability } from '../src/observability/worker-observability';
 import { startMemoryLog } from './memory-log';
+import { kafkaProbe, postgresProbe } from './link-health';
 import { runWorkerMain } from './run-main';
+import { runSteppingAside } from './step-aside';
 import { createRelayWorkerSet } from './relay-worker-set';
 import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { onShutdownSignal, workflowCode } from './temporal-worker';
@@ -51,37 +53,57 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
     const code = await workflowCode(config, require.resolve('../workflows/relay'), observability.tracing.exporting);
     const connection = await NativeConnection.connect(temporalConnectionOptions(config));
     connectionToClose = connection;
-    const workers = await createRelayWorkerSet({
-      connection,
-      namespace: config.temporal.namespace,
-      taskQueue,
-      workflowBundle: { code },
-      deps: { pool, producer, config, listener },
-      wrapActivities: options.wrapActivities,
-      // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
-      shutdownGraceTime: '10 seconds',
-      workerOptions: observability.tracing.workerOptions,
-    });
-    const stop = () => {
-      logger.info('stopping: leaving the relay workers, finishing in-flight batches');
-      void workers.shutdown();
-    };
+    const admin = kafka.admin();
+    await admin.connect();
+    const stopped = new AbortController();
     if (options.signal) {
-      if (options.signal.aborted) stop();
-      else options.signal.addEventListener('abort', stop, { once: true });
+      if (options.signal.aborted) stopped.abort();
+      else options.signal.addEventListener('abort', () => stopped.abort(), { once: true });
     } else {
-      onShutdownSignal(stop);
+      onShutdownSignal(() => stopped.abort());
     }
-    logger.info({ pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic }, 'relay worker running');
-    startMemoryLog(logger, config.relay.memoryLogMs);
-    await workers.run();
+    stopped.signal.addEventListener('abort', () => logger.info('stopping: leaving the relay workers, finishing in-flight batches'), { once: true });
+    try {
+      // A worker that cannot reach PostgreSQL or Kafka leaves the relay workers and stops taking
+      // Temporal tasks until both answer again (workers/step-aside.ts); its shards move meanwhile.
+      await runSteppingAside({
+        start: () =>
+          createRelayWorkerSet({
+            connection,
+            namespace: config.temporal.namespace,
+            taskQueue,
+            workflowBundle: { code },
+            deps: { pool, producer, config, listener },
+            wrapActivities: options.wrapActivities,
+            // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
+            shutdownGraceTime: '10 seconds',
+            workerOptions: observability.tracing.workerOptions,
+          }),
+        onStarted: (workers, first) => {
+          logger.info(
+            { pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic },
+            first ? 'relay worker running' : 'relay worker rejoined',
+          );
+          if (first) startMemoryLog(logger, config.relay.memoryLogMs);
+        },
+        probes: {
+          postgres: postgresProbe(config.database.workerUrls.relay, config.links.health.timeoutMs),
+          kafka: kafkaProbe(admin, config.kafka.topic),
+        },
+        health: config.links.health,
+        logger,
+        stopped: stopped.signal,
+      });
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
   } finally {
     await samplers?.stop();
     await observability.close();
     await connectionToClose?.close().catch(() => undefined);
     await producer.disconnect().catch(() => undefined);
-    await listener.close();
-    await pool.end().catch(() => undefined);
+    await Promise.race([listener.close(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+    await endPool(pool);
   }
 }
 

@@ -1,6 +1,7 @@
 import { Pool, type PoolClient } from 'pg';
-import { DEFAULT_LINK_BOUNDS, linkOptions, type LinkBounds } from '../../src/db/pool';
+import { DEFAULT_LINK_BOUNDS, endPool, linkOptions, type LinkBounds } from '../../src/db/pool';
 import { destroyOnReadTimeout } from '../../src/db/read-timeout';
+import { sessionApplicationName } from '../../src/outbox/queries/fence-shard-holder';
 import { pinPollPlan } from '../../src/outbox/queries/poll-plan-settings';
 
 // Kept this long unused, then closed: an idle relay holds no session connection for long.
@@ -29,8 +30,15 @@ export class SessionConnections {
   private readonly pinned = new WeakSet<PoolClient>();
 
   /** `bounds`: connect and query timeouts and keepalive (src/db/pool.ts `linkOptions`); a timed-out connection is destroyed. */
-  constructor(databaseUrl: string, bounds: LinkBounds = DEFAULT_LINK_BOUNDS) {
-    this.pool = new Pool({ connectionString: databaseUrl, max: MAX_OPEN, idleTimeoutMillis: KEEP_MS, ...linkOptions(bounds, undefined) });
+  /** `workerId`: named in each connection's application_name, which is how a fence finds a dead worker's sessions. */
+  constructor(databaseUrl: string, workerId: string, bounds: LinkBounds = DEFAULT_LINK_BOUNDS) {
+    this.pool = new Pool({
+      connectionString: databaseUrl,
+      max: MAX_OPEN,
+      idleTimeoutMillis: KEEP_MS,
+      application_name: sessionApplicationName(workerId),
+      ...linkOptions(bounds, undefined),
+    });
     this.pool.on('connect', destroyOnReadTimeout);
     // A kept connection that breaks: the pool has dropped it already; nothing to report.
     this.pool.on('error', () => undefined);
@@ -61,6 +69,6 @@ export class SessionConnections {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await endPool(this.pool);
   }
 }

@@ -86,3 +86,17 @@ export async function inTransaction<T>(pool: Pool, work: (client: import('pg').P
     client.release();
   }
 }
+
+// How long closing a pool waits for its connections' goodbyes.
+const END_WAIT_MS = 5_000;
+
+/**
+ * Ends a pool, waiting at most `waitMs`: a connection on a dead link never sees the server's
+ * side of the close, and `pool.end()` would wait for it for ever (a worker that could not stop
+ * on SIGTERM). What is left is abandoned to the process's exit.
+ */
+export async function endPool(pool: Pool, waitMs = END_WAIT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([pool.end().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, waitMs).unref()))]);
+  clearTimeout(timer);
+}
