@@ -1,5 +1,7 @@
 import type { Config } from '../src/config/env';
 import type { AnyEventHandler } from '../src/inbox/handler';
+import type { AuditCheck } from '../src/audit/check';
+import { paymentsAuditChecks } from './payments/audit-checks';
 import { paymentConfirmedHandler } from './payments/credit-handler';
 import { orderShippedHandler } from './shipping/order-shipped-handler';
 
@@ -13,4 +15,9 @@ export function exampleHandlers(config: Config): AnyEventHandler[] {
         return orderShippedHandler();
     }
   });
+}
+
+/** The example's audit checks the built-in retention worker runs: the payments ones when its handler is configured. */
+export function exampleAuditChecks(config: Config): readonly AuditCheck[] {
+  return config.consumer.handlers.includes('payment_confirmed') ? paymentsAuditChecks : [];
 }

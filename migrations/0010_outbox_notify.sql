@@ -4,7 +4,7 @@
 -- notifications of one transaction into one. The payload is empty: listeners re-read the
 -- table, which is the only source of truth (a notification can be missed while a listener
 -- reconnects, so relays keep a slow fallback poll as well).
-CREATE FUNCTION outbox_events_notify() RETURNS trigger
+CREATE FUNCTION temporal_outbox.outbox_events_notify() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('outbox_events_pending', '');
@@ -13,5 +13,5 @@ END;
 $$;
 
 CREATE TRIGGER outbox_events_notify
-  AFTER INSERT ON outbox_events
-  FOR EACH STATEMENT EXECUTE FUNCTION outbox_events_notify();
+  AFTER INSERT ON temporal_outbox.outbox_events
+  FOR EACH STATEMENT EXECUTE FUNCTION temporal_outbox.outbox_events_notify();

@@ -1,7 +1,7 @@
 -- Events of a type no handler of a consumer knows are not malformed: another consumer may well
 -- handle them. With CONSUMER_UNKNOWN_EVENT_TYPES=skip (the default) they are skipped and counted
 -- here per consumer and type, so an operator sees what a consumer ignores; =park parks them.
-CREATE TABLE inbox_skipped_event_types (
+CREATE TABLE temporal_outbox.inbox_skipped_event_types (
   consumer          text        NOT NULL,
   event_type        text        NOT NULL,
   skipped           bigint      NOT NULL,

@@ -3,6 +3,6 @@
 -- hash of the applied payload (NULL for rows written before this migration or by the per-event
 -- seed path: those redeliveries stay plain duplicates); the parked row keeps the applied
 -- version beside the conflicting one when both were delivered in one batch.
-ALTER TABLE inbox_processed_events ADD COLUMN payload_hash text;
-ALTER TABLE inbox_parked_events ADD COLUMN applied_value text;
-ALTER TABLE inbox_parked_events ADD COLUMN applied_payload_hash text;
+ALTER TABLE temporal_outbox.inbox_processed_events ADD COLUMN payload_hash text;
+ALTER TABLE temporal_outbox.inbox_parked_events ADD COLUMN applied_value text;
+ALTER TABLE temporal_outbox.inbox_parked_events ADD COLUMN applied_payload_hash text;

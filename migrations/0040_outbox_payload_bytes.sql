@@ -7,9 +7,9 @@
 -- A column plus a trigger rather than a stored generated column: adding a stored generated
 -- column rewrites the whole table under an exclusive lock; this ALTER is instant. Rows written
 -- before this migration keep NULL, and the relay measures those on the fly.
-ALTER TABLE outbox_events ADD COLUMN payload_bytes integer;
+ALTER TABLE temporal_outbox.outbox_events ADD COLUMN payload_bytes integer;
 
-CREATE FUNCTION outbox_events_payload_bytes() RETURNS trigger
+CREATE FUNCTION temporal_outbox.outbox_events_payload_bytes() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   NEW.payload_bytes := octet_length(NEW.payload::text);
@@ -20,5 +20,5 @@ $$;
 -- Also on an UPDATE of payload (an operator fixing a parked row), and of payload_bytes itself,
 -- so the recorded size can never disagree with the body.
 CREATE TRIGGER outbox_events_payload_bytes
-  BEFORE INSERT OR UPDATE OF payload, payload_bytes ON outbox_events
-  FOR EACH ROW EXECUTE FUNCTION outbox_events_payload_bytes();
+  BEFORE INSERT OR UPDATE OF payload, payload_bytes ON temporal_outbox.outbox_events
+  FOR EACH ROW EXECUTE FUNCTION temporal_outbox.outbox_events_payload_bytes();

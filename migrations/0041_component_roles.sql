@@ -23,22 +23,25 @@ BEGIN
 END;
 $$;
 
--- Producers (the payments service, any app writing events): insert events and read back the id.
-GRANT INSERT ON outbox_events TO outbox_producer;
-GRANT SELECT (id) ON outbox_events TO outbox_producer;
-GRANT SELECT, INSERT, UPDATE ON payments TO outbox_producer;
+-- Every component reaches the library's tables through its schema.
+GRANT USAGE ON SCHEMA temporal_outbox TO outbox_producer, outbox_relay, outbox_consumer, outbox_retention;
+
+-- Producers (any service writing events): insert events and read back the id. A service grants
+-- the role what it needs of its own tables itself.
+GRANT INSERT ON temporal_outbox.outbox_events TO outbox_producer;
+GRANT SELECT (id) ON temporal_outbox.outbox_events TO outbox_producer;
 
 -- The relay: read pending rows, mark them published or parked; agree on the shard layout.
--- It never reads or writes accounts, the inbox or payments, and cannot delete a row.
-GRANT SELECT ON outbox_events TO outbox_relay;
-GRANT UPDATE (published_at, parked_at, attempts, last_error) ON outbox_events TO outbox_relay;
-GRANT SELECT, INSERT ON outbox_relay_layout TO outbox_relay;
+-- It never reads or writes the inbox or a service's tables, and cannot delete a row.
+GRANT SELECT ON temporal_outbox.outbox_events TO outbox_relay;
+GRANT UPDATE (published_at, parked_at, attempts, last_error) ON temporal_outbox.outbox_events TO outbox_relay;
+GRANT SELECT, INSERT ON temporal_outbox.outbox_relay_layout TO outbox_relay;
 
--- Consumers: the inbox guard and the credit itself; nothing of the outbox.
-GRANT SELECT, INSERT ON inbox_processed_events TO outbox_consumer;
-GRANT SELECT, UPDATE (balance, updated_at) ON accounts TO outbox_consumer;
-GRANT SELECT, INSERT ON inbox_parked_events TO outbox_consumer;
+-- Consumers: the inbox guard (the handlers' own tables are granted by their service); nothing
+-- of the outbox.
+GRANT SELECT, INSERT ON temporal_outbox.inbox_processed_events TO outbox_consumer;
+GRANT SELECT, INSERT ON temporal_outbox.inbox_parked_events TO outbox_consumer;
 
 -- Retention: delete published outbox rows and forgotten inbox ids; nothing else.
-GRANT SELECT, DELETE ON outbox_events TO outbox_retention;
-GRANT SELECT, DELETE ON inbox_processed_events TO outbox_retention;
+GRANT SELECT, DELETE ON temporal_outbox.outbox_events TO outbox_retention;
+GRANT SELECT, DELETE ON temporal_outbox.inbox_processed_events TO outbox_retention;

@@ -5,7 +5,7 @@
 --  * an empty event_type has no meaning to any consumer and cannot be routed.
 -- NOT VALID: existing rows are not scanned (instant on a large table); new and updated rows are
 -- checked. `doctor` reports pending rows that predate the checks.
-ALTER TABLE outbox_events
+ALTER TABLE temporal_outbox.outbox_events
   ADD CONSTRAINT outbox_events_id_fits_javascript CHECK (id BETWEEN 1 AND 9007199254740991) NOT VALID;
-ALTER TABLE outbox_events
+ALTER TABLE temporal_outbox.outbox_events
   ADD CONSTRAINT outbox_events_event_type_not_empty CHECK (btrim(event_type) <> '') NOT VALID;

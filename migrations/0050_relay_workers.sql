@@ -4,7 +4,7 @@
 -- from PostgreSQL) and no longer counts. A clean shutdown deletes its row at once.
 -- relay_queue is the shared relay task queue the worker serves: two relay deployments on one
 -- database (different task queues) never place shards on each other's workers.
-CREATE TABLE outbox_relay_workers (
+CREATE TABLE temporal_outbox.outbox_relay_workers (
   relay_queue  text        NOT NULL,
   worker_id    text        NOT NULL,
   task_queue   text        NOT NULL,
@@ -14,4 +14,4 @@ CREATE TABLE outbox_relay_workers (
   PRIMARY KEY (relay_queue, worker_id)
 );
 
-GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_relay_workers TO outbox_relay;
+GRANT SELECT, INSERT, UPDATE, DELETE ON temporal_outbox.outbox_relay_workers TO outbox_relay;

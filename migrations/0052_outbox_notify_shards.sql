@@ -8,7 +8,7 @@
 -- a layout that differs from the waiter's. The shards are computed as the relay's poll computes
 -- them (fetch-pending-ids.ts), from the statement's rows only: a bulk insert of 10,000 rows reads
 -- its 10,000 shard hashes once more, in memory.
-CREATE OR REPLACE FUNCTION outbox_events_notify() RETURNS trigger
+CREATE OR REPLACE FUNCTION temporal_outbox.outbox_events_notify() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
   shards integer;
@@ -16,8 +16,8 @@ DECLARE
 BEGIN
   -- A producer login granted INSERT directly rather than the outbox_producer role (as before this
   -- migration) cannot read the layout: its inserts keep working and wake every shard, as before.
-  IF has_column_privilege('outbox_relay_layout', 'shard_count', 'SELECT') THEN
-    shards := (SELECT shard_count FROM outbox_relay_layout);
+  IF has_column_privilege('temporal_outbox.outbox_relay_layout', 'shard_count', 'SELECT') THEN
+    shards := (SELECT shard_count FROM temporal_outbox.outbox_relay_layout);
   END IF;
   IF shards IS NULL THEN
     PERFORM pg_notify('outbox_events_pending', '');
@@ -34,13 +34,13 @@ BEGIN
 END;
 $$;
 
-DROP TRIGGER outbox_events_notify ON outbox_events;
+DROP TRIGGER outbox_events_notify ON temporal_outbox.outbox_events;
 CREATE TRIGGER outbox_events_notify
-  AFTER INSERT ON outbox_events
+  AFTER INSERT ON temporal_outbox.outbox_events
   REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION outbox_events_notify();
+  FOR EACH STATEMENT EXECUTE FUNCTION temporal_outbox.outbox_events_notify();
 
 -- The trigger runs as the producer: it reads the shard count (and nothing else of the layout).
 -- A producer login of your own that is not a member of outbox_producer needs this grant too for
 -- its inserts to wake only their shards (without it they wake all, as with 0010).
-GRANT SELECT (shard_count) ON outbox_relay_layout TO outbox_producer;
+GRANT SELECT (shard_count) ON temporal_outbox.outbox_relay_layout TO outbox_producer;

@@ -9,9 +9,13 @@ import { ensureTopics } from './kafka/topics';
 /**
  * Everything the services need before workers start, against local or external services alike:
  * schema, topics, search attributes. Each step is idempotent, so it runs on every start.
+ * `keyField`: the payload field a row inserted without a key is keyed by (migrations/0053).
  */
-export async function setUp(config: Config): Promise<{ migrations: string[]; topics: string[]; topicRetention: string; searchAttributes: string[] }> {
-  const migrations = (await migrate(config.database.url)).map((m) => `${m.version}_${m.name}`);
+export async function setUp(
+  config: Config,
+  options: { keyField?: string } = {},
+): Promise<{ migrations: string[]; topics: string[]; topicRetention: string; searchAttributes: string[] }> {
+  const migrations = (await migrate(config.database.url, { schema: config.database.schema, keyField: options.keyField })).map((m) => `${m.version}_${m.name}`);
   const kafka = createKafka(config, 'outbox-setup');
   const topics = await ensureTopics(kafka, config);
   // An existing topic may keep messages longer than the inbox remembers them: bring it in line.

@@ -51,7 +51,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   const observability = await startWorkerObservability(config, 'consumer', logger, { spanProcessor: options.spanProcessor });
   const partitions = config.kafka.partitions;
   // Every partition this process owns may have a batch in flight at once.
-  const pool = createPool(config.database.workerUrls.consumer, { max: Math.min(20, partitions + 4), ...databaseTimeouts(config) });
+  const pool = createPool(config.database.workerUrls.consumer, { schema: config.database.schema, max: Math.min(20, partitions + 4), ...databaseTimeouts(config) });
   const kafka = createKafka(config, `credit-consumer-${process.pid}`);
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;

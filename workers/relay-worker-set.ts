@@ -39,7 +39,7 @@ export interface RelayWorkerSet {
  */
 export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise<RelayWorkerSet> {
   const registry = new RelayWorkerRegistry(opts.deps.pool, opts.taskQueue, opts.workerId);
-  const sessionConnections = new SessionConnections(opts.deps.config.database.workerUrls.relay, registry.workerId, opts.deps.config.links.database);
+  const sessionConnections = new SessionConnections(opts.deps.config.database.workerUrls.relay, registry.workerId, opts.deps.config.database.schema, opts.deps.config.links.database);
   const activities = createRelayActivities({ ...opts.deps, registry, sessionConnections }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs), opts.wrapActivities);
   const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds', interceptors: opts.workerOptions?.interceptors };
   // Our bundles carry the OpenTelemetry workflow interceptors, so the sink their spans leave

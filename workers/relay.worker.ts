@@ -40,7 +40,7 @@ export async function runRelayWorker(config: Config, options: RelayWorkerOptions
   const logger = createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
   const observability = await startWorkerObservability(config, 'relay', logger, { spanProcessor: options.spanProcessor });
-  const pool = createPool(config.database.workerUrls.relay, { max: 10, ...databaseTimeouts(config) });
+  const pool = createPool(config.database.workerUrls.relay, { schema: config.database.schema, max: 10, ...databaseTimeouts(config) });
   const listener = new PendingListener(config.database.workerUrls.relay, config.links.database);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`);
   // Not idempotent, and no retries inside kafkajs: src/kafka/relay-producer.ts says why.

@@ -1,5 +1,7 @@
 import { createAuditActivities } from '../activities/audit';
 import { createRetentionActivities } from '../activities/retention';
+import { exampleAuditChecks } from '../examples/handlers';
+import type { AuditCheck } from '../src/audit/check';
 import type { Config } from '../src/config/env';
 import { createLogger } from '../src/config/logger';
 import { createPool, databaseTimeouts } from '../src/db/pool';
@@ -14,11 +16,12 @@ import { createTemporalWorker, onShutdownSignal } from './temporal-worker';
 // unless AUDIT_TASK_QUEUE names another one (then run a second worker with RETENTION_TASK_QUEUE
 // set to it).
 
-export async function runRetentionWorker(config: Config): Promise<void> {
+export async function runRetentionWorker(config: Config, options: { auditChecks?: readonly AuditCheck[] } = {}): Promise<void> {
   const logger = createLogger('retention-worker', config.logLevel);
   const observability = await startWorkerObservability(config, 'retention', logger);
   // Two connections: one for the running batch, one for the catalog and probe queries beside it.
   const pool = createPool(config.database.workerUrls.retention, {
+    schema: config.database.schema,
     max: 2,
     application_name: 'outbox-retention',
     ...databaseTimeouts(config),
@@ -30,7 +33,7 @@ export async function runRetentionWorker(config: Config): Promise<void> {
     const { worker, connection } = await createTemporalWorker(config, {
       taskQueue: config.retention.taskQueue,
       workflowsPath: require.resolve('../workflows/scheduled'),
-      activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config }) },
+      activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config, checks: options.auditChecks }) },
       // Runs never overlap (the Schedule skips), so a sweep and a catalog query at most: two
       // sweeps at once would only contend for the same pages and WAL.
       maxConcurrentActivityTaskExecutions: 2,
@@ -50,4 +53,4 @@ export async function runRetentionWorker(config: Config): Promise<void> {
   }
 }
 
-if (require.main === module) runWorkerMain('retention worker', runRetentionWorker);
+if (require.main === module) runWorkerMain('retention worker', (config) => runRetentionWorker(config, { auditChecks: exampleAuditChecks(config) }));

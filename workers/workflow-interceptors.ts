@@ -8,9 +8,11 @@
 // (docs/measurements/relay-log.md, "Figures behind code comments"). The two
 // variants are different bundles (different cache keys, `.traced` prebuilt files); both replay the
 // same histories, since the interceptors add no commands (test/unit/workflow-replay.unit.test.ts).
-const OPENTELEMETRY_WORKFLOW_INTERCEPTORS = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+// Resolved only for a traced bundle: the interceptors package is an optional peer dependency, which
+// a service that exports no traces need not install (src/observability/optional-module.ts).
+const OPENTELEMETRY_WORKFLOW_INTERCEPTORS = '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors';
 
 /** The interceptor modules of a bundle for a worker that exports traces (`traced`) or not. */
 export function workflowInterceptorModules(traced: boolean): string[] {
-  return traced ? [OPENTELEMETRY_WORKFLOW_INTERCEPTORS] : [];
+  return traced ? [require.resolve(OPENTELEMETRY_WORKFLOW_INTERCEPTORS)] : [];
 }

@@ -2,22 +2,25 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import type { Config } from '../../src/config/env';
 import { auditWindow } from '../../src/audit/queries/audit-window';
-import { balanceMismatches } from '../../src/audit/queries/balance-mismatches';
+import { assertDistinctChecks, type AuditCheck } from '../../src/audit/check';
 import { deliveryGaps } from '../../src/audit/queries/delivery-gaps';
 import { outboxWindowCounts, outboxWindowParked } from '../../src/audit/queries/outbox-window';
-import { recordConsumerDrift, recordInvariantDrift } from '../../src/observability/audit-metrics';
+import { recordCheckDrift, recordConsumerDrift } from '../../src/observability/audit-metrics';
 import { AUDIT_FAILURES } from '../../workflows/audit/contract';
-import type { AuditedConsumer, AuditInput, AuditPlan, AuditSettings, AuditWindow, ConsumerAudit, InvariantAudit, OutboxWindowAudit } from '../../src/audit/types';
+import type { AuditCheckReport, AuditedConsumer, AuditInput, AuditPlan, AuditSettings, AuditWindow, ConsumerAudit, OutboxWindowAudit } from '../../src/audit/types';
 
 const DEFAULT_MAX_LISTED = 100;
 
 export interface AuditActivityDeps {
   pool: Pool;
   config: Config;
+  /** The service's own invariants (src/audit/check.ts), run after the delivery proof. */
+  checks?: readonly AuditCheck[];
 }
 
 /** The audit's activities: read-only queries, each safe to retry. */
-export function createAuditActivities({ pool, config }: AuditActivityDeps) {
+export function createAuditActivities({ pool, config, checks = [] }: AuditActivityDeps) {
+  assertDistinctChecks(checks);
   return {
     /** Settings (input over configuration) and the window, on the database's clock. */
     async planAudit(input: AuditInput): Promise<AuditPlan> {
@@ -46,32 +49,24 @@ export function createAuditActivities({ pool, config }: AuditActivityDeps) {
         consumer: consumer.consumer,
         eventTypes: consumer.eventTypes,
         expected: total,
-        applied: k.applied.count + k['applied-differs'].count,
+        applied: k.applied.count,
         parked: { count: k.parked.count, listed: k.parked.listed.map((r) => ({ where: 'inbox', consumer: consumer.consumer, eventId: r.eventId, outboxId: r.outboxId, reason: r.reason ?? '' })) },
         notApplied: { count: k['not-applied'].count, listed: k['not-applied'].listed.map((r) => ({ consumer: consumer.consumer, eventId: r.eventId, outboxId: r.outboxId, publishedAt: r.publishedAt })) },
-        inboxRowMissing: {
-          count: k['inbox-row-missing'].count,
-          listed: k['inbox-row-missing'].listed.map((r) => ({ consumer: consumer.consumer, eventId: r.eventId, accountId: r.appliedAccountId ?? '', amount: r.appliedAmount ?? '' })),
-        },
-        appliedDiffers: {
-          count: k['applied-differs'].count,
-          listed: k['applied-differs'].listed.map((r) => ({
-            consumer: consumer.consumer,
-            eventId: r.eventId,
-            published: { accountId: r.accountId, amount: r.amount },
-            applied: { accountId: r.appliedAccountId ?? '', amount: r.appliedAmount ?? '' },
-          })),
-        },
       };
       recordConsumerDrift(audit);
       return audit;
     },
 
-    async checkBalances({ maxListed }: { maxListed: number }): Promise<InvariantAudit> {
-      const r = await balanceMismatches(pool, maxListed);
-      const audit: InvariantAudit = { invariant: 'payments: balance = opening balance + sum of applied credits', accountsChecked: r.accounts, mismatches: { count: r.mismatched, listed: r.listed } };
-      recordInvariantDrift(audit);
-      return audit;
+    /** The service's checks, one after another (each a read; the activity retries them together). */
+    async runAuditChecks({ window, consumers, maxListed }: { window: AuditWindow; consumers: AuditedConsumer[]; maxListed: number }): Promise<AuditCheckReport[]> {
+      const reports: AuditCheckReport[] = [];
+      for (const check of checks) {
+        const r = await check.run(pool, { window, consumers, maxListed });
+        const report: AuditCheckReport = { name: check.name, description: check.description, checked: r.checked, findings: { count: r.findings.count, listed: r.findings.listed.slice(0, maxListed) } };
+        recordCheckDrift(report);
+        reports.push(report);
+      }
+      return reports;
     },
   };
 }

@@ -20,7 +20,7 @@ export function createFetchPendingBatch({ pool }: RelayActivityDeps, bounds: Pen
       throw ApplicationFailure.create({
         type: RELAY_FAILURES.layoutMismatch,
         nonRetryable: true,
-        message: `this relay was started for ${input.shardCount} shards but outbox_relay_layout says ${layout}; stop every relay and reshard (npm run outbox -- relay reshard --shards N)`,
+        message: `this relay was started for ${input.shardCount} shards but outbox_relay_layout says ${layout}; stop every relay and reshard (npx temporal-outbox relay reshard --shards N)`,
         details: [{ expected: layout, actual: input.shardCount }],
       });
     }

@@ -2,6 +2,8 @@ import { Pool, type PoolClient } from 'pg';
 import { DEFAULT_LINK_BOUNDS, endPool, linkOptions, type LinkBounds } from '../../src/db/pool';
 import { destroyOnReadTimeout } from '../../src/db/read-timeout';
 import { sessionApplicationName } from '../../src/outbox/queries/fence-shard-holder';
+import { DEFAULT_SCHEMA } from '../../src/db/schema';
+import { schemaClientClass } from '../../src/db/schema-client';
 import { pinPollPlan } from '../../src/outbox/queries/poll-plan-settings';
 
 // Kept this long unused, then closed: an idle relay holds no session connection for long.
@@ -29,15 +31,20 @@ export class SessionConnections {
   private readonly pool: Pool;
   private readonly pinned = new WeakSet<PoolClient>();
 
-  /** `bounds`: connect and query timeouts and keepalive (src/db/pool.ts `linkOptions`); a timed-out connection is destroyed. */
-  /** `workerId`: named in each connection's application_name, which is how a fence finds a dead worker's sessions. */
-  constructor(databaseUrl: string, workerId: string, bounds: LinkBounds = DEFAULT_LINK_BOUNDS) {
+  /**
+   * `workerId`: named in each connection's application_name, which is how a fence finds a dead
+   * worker's sessions. `bounds`: connect and query timeouts and keepalive (src/db/pool.ts
+   * `linkOptions`); a timed-out connection is destroyed.
+   */
+  constructor(databaseUrl: string, workerId: string, schema: string = DEFAULT_SCHEMA, bounds: LinkBounds = DEFAULT_LINK_BOUNDS) {
+    const client = schemaClientClass(schema);
     this.pool = new Pool({
       connectionString: databaseUrl,
       max: MAX_OPEN,
       idleTimeoutMillis: KEEP_MS,
       application_name: sessionApplicationName(workerId),
       ...linkOptions(bounds, undefined),
+      ...(client ? { Client: client } : {}),
     });
     this.pool.on('connect', destroyOnReadTimeout);
     // A kept connection that breaks: the pool has dropped it already; nothing to report.

@@ -37,7 +37,7 @@ export async function relayShardCount(db: SqlExecutor, config: Config): Promise<
  */
 export async function startRelayShards(config: Config, opts: { workflowId?: (shardIndex: number) => string } = {}) {
   const { connection, client } = await connectTemporalClient(config);
-  const pool = createPool(config.database.url, { max: 1, ...databaseTimeouts(config) });
+  const pool = createPool(config.database.url, { schema: config.database.schema, max: 1, ...databaseTimeouts(config) });
   try {
     const shards = await relayShardCount(pool, config);
     return await withCallDeadline(connection, config, () => startRelays(configuredRelayControl(config, client, pool, opts.workflowId ? { workflowId: opts.workflowId } : {}), shards));

@@ -41,9 +41,7 @@ export function driftLines(r: AuditReport): string[] {
   const lines: string[] = [];
   for (const c of r.consumers) {
     for (const x of c.notApplied.listed) lines.push(`event ${x.eventId} (outbox id ${x.outboxId}) published but never applied by ${c.consumer}`);
-    for (const x of c.inboxRowMissing.listed) lines.push(`event ${x.eventId} applied (${x.amount} to account ${x.accountId}) but missing from ${c.consumer}'s inbox: a redelivery would apply it again`);
-    for (const x of c.appliedDiffers.listed) lines.push(`event ${x.eventId} applied by ${c.consumer} as ${x.applied.amount} to account ${x.applied.accountId}, published as ${x.published.amount} to ${x.published.accountId}`);
   }
-  for (const m of r.invariant.mismatches.listed) lines.push(`account ${m.accountId}: balance ${m.balance} but opening balance + applied credits = ${m.expected} (difference ${m.difference})`);
+  for (const check of r.checks ?? []) for (const f of check.findings.listed) lines.push(f.message);
   return lines;
 }

@@ -41,29 +41,29 @@ export interface NotApplied {
   publishedAt: string;
 }
 
-/** Applied (the ledger holds its credit) but the inbox row is gone: a redelivery would apply it again. */
-export interface InboxRowMissing {
-  consumer: string;
-  eventId: string;
-  accountId: string;
-  amount: string;
+/** One thing a service's own audit check found wrong (an account, an event, ...). */
+export interface AuditFinding {
+  /**
+   * What it concerns, as `kind:id` (`event:<event id>`, `account:<id>`): the run's
+   * OutboxAuditFindings search attribute lists these, so a search finds the runs that named it.
+   */
+  key: string;
+  /** One line an operator reads (the report, `audit last`, the doctor). */
+  message: string;
+  /** The finding's figures, for a program reading the report. */
+  detail?: Record<string, string | null>;
 }
 
-/** Applied with another account or amount than the published event says. */
-export interface AppliedDiffers {
-  consumer: string;
-  eventId: string;
-  published: { accountId: string | null; amount: string | null };
-  applied: { accountId: string; amount: string };
-}
-
-/** The payments invariant broken: balance ≠ opening balance + sum of applied credits. */
-export interface BalanceMismatch {
-  accountId: string;
-  balance: string;
-  expected: string;
-  /** balance − expected. */
-  difference: string;
+/** What one audit check (registered by the service: src/audit/check.ts) reported in a run. */
+export interface AuditCheckReport {
+  /** The check's name, also its drift kind (`outbox_audit_drift{kind}`). */
+  name: string;
+  /** What it proves, in one line. */
+  description: string;
+  /** How many things it checked (accounts, events, ...). */
+  checked: number;
+  /** Findings: the count is exact, the list the first `maxListed`. */
+  findings: { count: number; listed: AuditFinding[] };
 }
 
 export interface ParkedEvent {
@@ -83,14 +83,6 @@ export interface ConsumerAudit {
   applied: number;
   parked: { count: number; listed: ParkedEvent[] };
   notApplied: { count: number; listed: NotApplied[] };
-  inboxRowMissing: { count: number; listed: InboxRowMissing[] };
-  appliedDiffers: { count: number; listed: AppliedDiffers[] };
-}
-
-export interface InvariantAudit {
-  invariant: 'payments: balance = opening balance + sum of applied credits';
-  accountsChecked: number;
-  mismatches: { count: number; listed: BalanceMismatch[] };
 }
 
 export interface OutboxWindowAudit {
@@ -106,16 +98,13 @@ export interface AuditReport {
   settings: AuditSettings;
   outbox: OutboxWindowAudit;
   consumers: ConsumerAudit[];
-  invariant: InvariantAudit;
+  /** The service's own checks (its invariants over its own tables), in registration order. */
+  checks: AuditCheckReport[];
   /** True when anything was lost, doubled or changed by hand (parked rows with a reason are not drift). */
   drift: boolean;
   driftCounts: DriftCounts;
   durationMs: number;
 }
 
-export interface DriftCounts {
-  notApplied: number;
-  inboxRowMissing: number;
-  appliedDiffers: number;
-  balanceMismatches: number;
-}
+/** Drift per kind: `notApplied` (the core's delivery proof), then one entry per check, by its name. */
+export type DriftCounts = { notApplied: number } & Record<string, number>;

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { ConfigError } from '../config/env';
 import { StackError } from '../../tools/local-stack/errors';
 import { buildProgram } from './program';

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { LOCAL_PG_PASSWORD_VARIABLES, localPgCredentials, localPgUrl, type WorkerComponent } from '../../tools/local-stack/local-credentials';
+import { DEFAULT_SCHEMA } from '../db/schema';
 import { securityConfig, withDatabaseSsl } from './security';
 import { AUDIT_SCHEDULE_ID, PAYMENT_CONFIRMED, RELAY_WORKFLOW_ID_PREFIX, RETENTION_SCHEDULE_ID, TASK_QUEUES } from './constants';
 
@@ -33,6 +34,8 @@ const settings = z.object({
    */
   DATABASE_STATEMENT_TIMEOUT_MS: durationMs.default(DEFAULT_STATEMENT_TIMEOUT_MS),
   DATABASE_LOCK_TIMEOUT_MS: durationMs.default(DEFAULT_LOCK_TIMEOUT_MS),
+  /** The schema holding every object of the library (src/db/schema.ts); a lower-case SQL identifier. */
+  OUTBOX_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier').refine((s) => !s.startsWith('pg_'), 'pg_ names are reserved').default(DEFAULT_SCHEMA),
   /**
    * Dead links (docs/guarantees.md#dead-links): client-side bounds, because a server that never
    * receives a query cannot time it out. Connect within DATABASE_CONNECT_TIMEOUT_MS; a query
@@ -408,6 +411,8 @@ const configSchema = settings.transform((e, ctx) => {
       },
       statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
       lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
+      /** The library's schema: migrations create it, every pool of the library rewrites its SQL into it. */
+      schema: e.OUTBOX_SCHEMA,
     },
     /** Client-side bounds on every link and the workers' health probe (docs/guarantees.md#dead-links). */
     links: {

@@ -1,6 +1,8 @@
 import { Pool, type PoolConfig } from 'pg';
 import { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, type Config } from '../config/env';
 import { destroyOnReadTimeout } from './read-timeout';
+import { DEFAULT_SCHEMA } from './schema';
+import { schemaClientClass } from './schema-client';
 
 /** The defaults of DATABASE_CONNECT_TIMEOUT_MS, DATABASE_QUERY_TIMEOUT_MS, DATABASE_KEEPALIVE_IDLE_MS. */
 export const DEFAULT_LINK_BOUNDS = { connectTimeoutMs: 5_000, queryTimeoutMs: 35_000, keepAliveIdleMs: 5_000 } as const;
@@ -37,18 +39,24 @@ export function linkOptions(bounds: LinkBounds, statementTimeoutMs: number | und
  * `databaseTimeouts(config)` to honour the configured values, or explicit ones where a
  * statement legitimately runs longer (retention, the doctor, seeding the scene).
  *
+ * `schema` names the library's schema (src/db/schema.ts): every text the pool runs, through
+ * `pool.query` or a checked-out client, is rewritten into it when it is not the default.
+ *
  * And client-side bounds (`linkOptions`), from the defaults unless `options` or
  * `databaseTimeouts(config)` set them: a connection whose query got no answer within the query
  * timeout is destroyed, never handed out again.
  */
-export function createPool(databaseUrl: string, options: Partial<PoolConfig> = {}): Pool {
+export function createPool(databaseUrl: string, options: Partial<PoolConfig> & { schema?: string } = {}): Pool {
+  const { schema = DEFAULT_SCHEMA, ...poolOptions } = options;
+  const client = schemaClientClass(schema);
   const merged: PoolConfig = {
     connectionString: databaseUrl,
     max: 10,
     statement_timeout: DEFAULT_STATEMENT_TIMEOUT_MS,
     lock_timeout: DEFAULT_LOCK_TIMEOUT_MS,
     ...linkOptions(DEFAULT_LINK_BOUNDS, undefined),
-    ...options,
+    ...poolOptions,
+    ...(client ? { Client: client } : {}),
   };
   // Whatever statement timeout won (a caller may raise it after `databaseTimeouts`), the query
   // timeout stays above it; none with none (a seeding pool's single long statements).

@@ -36,7 +36,7 @@ export async function runChecks(ctx: DoctorContext, checks: Check[] = CHECKS): P
         title: check.name,
         status: 'fail',
         facts: [],
-        problems: [{ severity: 'fail', message: `the check itself failed: ${(err as Error).message}`, fix: 'see the message; is the database migrated (npm run migrate)?' }],
+        problems: [{ severity: 'fail', message: `the check itself failed: ${(err as Error).message}`, fix: 'see the message; is the database migrated (npx temporal-outbox migrate)?' }],
       });
     }
   }
@@ -46,7 +46,7 @@ export async function runChecks(ctx: DoctorContext, checks: Check[] = CHECKS): P
 /** Connects to the configured database and Temporal, runs every check, and closes what it opened. */
 export async function runDoctor(config: Config): Promise<DoctorReport> {
   // The doctor must never hang on a sick database: every statement gets a ceiling.
-  const pool = createPool(config.database.url, { max: 2, ...databaseTimeouts(config), statement_timeout: 60_000, application_name: 'outbox-doctor' });
+  const pool = createPool(config.database.url, { schema: config.database.schema, max: 2, ...databaseTimeouts(config), statement_timeout: 60_000, application_name: 'outbox-doctor' });
   let connection: Connection | undefined;
   let temporalError: string | undefined;
   try {

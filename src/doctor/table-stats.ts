@@ -10,7 +10,7 @@ export const TABLE_STATS_SQL = `
          greatest(s.last_vacuum, s.last_autovacuum) AS last_vacuum
     FROM pg_class c
     LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
-   WHERE c.oid = to_regclass($1::text)`;
+   WHERE c.oid = to_regclass('temporal_outbox.' || $1::text)`;
 
 export interface TableStats {
   tableBytes: number;
@@ -39,8 +39,8 @@ export async function tableStats(db: SqlExecutor, table: string): Promise<TableS
 export type WatchedTable = 'outbox_events' | 'inbox_processed_events';
 
 const COUNT_SQL: Record<WatchedTable, string> = {
-  outbox_events: 'SELECT count(*) AS n FROM outbox_events',
-  inbox_processed_events: 'SELECT count(*) AS n FROM inbox_processed_events',
+  outbox_events: 'SELECT count(*) AS n FROM temporal_outbox.outbox_events',
+  inbox_processed_events: 'SELECT count(*) AS n FROM temporal_outbox.inbox_processed_events',
 };
 
 /** Tables above this many (estimated) rows get the estimate, not a count. */

@@ -20,11 +20,11 @@ export interface DeadLetterRow {
 }
 
 export const CLAIM_DEAD_LETTERS_SQL = `
-UPDATE inbox_parked_events p
+UPDATE temporal_outbox.inbox_parked_events p
    SET dead_letter_due_at = now() + make_interval(secs => $4::double precision / 1000),
        dead_letter_attempts = p.dead_letter_attempts + 1
  WHERE p.id IN (
-         SELECT id FROM inbox_parked_events
+         SELECT id FROM temporal_outbox.inbox_parked_events
           WHERE dead_letter_state = 'pending' AND dead_letter_due_at <= now() AND consumer = $1
             AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
           ORDER BY dead_letter_due_at, id
@@ -40,7 +40,7 @@ export async function claimDeadLetters(db: SqlExecutor, opts: { consumer: string
 }
 
 export const OWED_DEAD_LETTER_IDS_SQL = `
-SELECT id::text FROM inbox_parked_events
+SELECT id::text FROM temporal_outbox.inbox_parked_events
  WHERE consumer = $1 AND topic = $2 AND kafka_partition = $3 AND kafka_offset = ANY($4::bigint[])
    AND dead_letter_state = 'pending'`;
 

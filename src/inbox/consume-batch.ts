@@ -213,7 +213,7 @@ async function prepareChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     if (deps.deadLetter) await copyToDeadLetter(deps, topic, partition, invalid);
     inboxParkedTotal.inc({ handler: deps.inboxName, stage: 'validation' }, invalid.length);
     // Reasons can quote parts of a hostile payload (a JSON parse error shows its text): debug only.
-    deps.logger.warn({ partition, parked: invalid.length, eventIds: invalid.slice(0, 20).map((i) => i.eventId ?? null), offsets: invalid.slice(0, 20).map((i) => i.offset) }, 'parked invalid events; reasons in `npm run outbox -- inbox parked`');
+    deps.logger.warn({ partition, parked: invalid.length, eventIds: invalid.slice(0, 20).map((i) => i.eventId ?? null), offsets: invalid.slice(0, 20).map((i) => i.offset) }, 'parked invalid events; reasons in `npx temporal-outbox inbox parked`');
     deps.logger.debug({ partition, reasons: [...new Set(invalid.map((i) => i.reason))].slice(0, 5) }, 'parked invalid events: reasons');
   }
   if (unknownTypes.length > 0) {

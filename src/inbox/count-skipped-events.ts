@@ -4,7 +4,7 @@ import type { SqlExecutor } from '../db/executor';
 // counts again: this is what the consumer saw, not a set of distinct events).
 
 export const COUNT_SKIPPED_EVENTS_SQL = `
-INSERT INTO inbox_skipped_event_types AS s (consumer, event_type, skipped)
+INSERT INTO temporal_outbox.inbox_skipped_event_types AS s (consumer, event_type, skipped)
 SELECT $1, t.event_type, t.n FROM unnest($2::text[], $3::bigint[]) AS t(event_type, n)
 ON CONFLICT (consumer, event_type) DO UPDATE SET skipped = s.skipped + excluded.skipped, last_skipped_at = now()`;
 
@@ -21,7 +21,7 @@ export interface SkippedEventTypeRow {
 }
 
 export const LIST_SKIPPED_EVENT_TYPES_SQL = `
-SELECT consumer, event_type, skipped::text, last_skipped_at FROM inbox_skipped_event_types
+SELECT consumer, event_type, skipped::text, last_skipped_at FROM temporal_outbox.inbox_skipped_event_types
 WHERE ($1::text IS NULL OR consumer = $1) ORDER BY consumer, event_type`;
 
 export async function listSkippedEventTypes(db: SqlExecutor, consumer?: string): Promise<SkippedEventTypeRow[]> {

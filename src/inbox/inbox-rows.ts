@@ -6,7 +6,7 @@ import type { SqlExecutor } from '../db/executor';
 // wait for each other instead of deadlocking.
 
 export const INSERT_INBOX_ROWS_SQL = `
-INSERT INTO inbox_processed_events (consumer, event_id, payload_hash)
+INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, payload_hash)
 SELECT $1, t.event_id, t.payload_hash FROM unnest($2::text[], $3::text[]) AS t(event_id, payload_hash) ORDER BY t.event_id
 ON CONFLICT DO NOTHING
 RETURNING event_id`;
@@ -19,7 +19,7 @@ export async function insertInboxRows(db: SqlExecutor, consumer: string, eventId
 }
 
 export const APPLIED_PAYLOAD_HASHES_SQL = `
-SELECT event_id, payload_hash FROM inbox_processed_events
+SELECT event_id, payload_hash FROM temporal_outbox.inbox_processed_events
 WHERE consumer = $1 AND event_id = ANY($2::text[]) AND payload_hash IS NOT NULL`;
 
 /** The recorded payload hash of already-processed ids (rows without one are left out). */
@@ -29,7 +29,7 @@ export async function appliedPayloadHashes(db: SqlExecutor, consumer: string, ev
   return new Map(rows.map((r) => [r.event_id, r.payload_hash]));
 }
 
-export const DELETE_INBOX_ROWS_SQL = 'DELETE FROM inbox_processed_events WHERE consumer = $1 AND event_id = ANY($2::text[])';
+export const DELETE_INBOX_ROWS_SQL = 'DELETE FROM temporal_outbox.inbox_processed_events WHERE consumer = $1 AND event_id = ANY($2::text[])';
 
 /** Forgets ids whose events were rejected, so a redelivery after the cause is fixed applies them. */
 export async function deleteInboxRows(db: SqlExecutor, consumer: string, eventIds: string[]): Promise<void> {

@@ -21,7 +21,7 @@ export interface ParkedEventRow {
 export const LIST_PARKED_EVENTS_SQL = `
 SELECT id::text, consumer, topic, kafka_partition, kafka_offset::text, event_id, reason, raw_value, parked_at,
        event_type IS NOT NULL AS redrivable, redriven_at, dead_letter_state, dead_letter_error
-FROM inbox_parked_events
+FROM temporal_outbox.inbox_parked_events
 WHERE ($1::text IS NULL OR consumer = $1)
 ORDER BY id DESC
 LIMIT $2`;

@@ -25,7 +25,7 @@ export interface DeadLetterOriginal {
 export const MAX_PARKED_VALUE_CHARS = 64 * 1024;
 
 export const PARK_EVENTS_SQL = `
-INSERT INTO inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, raw_value,
+INSERT INTO temporal_outbox.inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, raw_value,
                                  dead_letter_state, dead_letter_topic, dead_letter_key, dead_letter_value, dead_letter_headers, dead_letter_due_at)
 SELECT $1, $2, $3, t.kafka_offset, t.event_id, t.reason, t.raw_value,
        CASE WHEN t.dl_topic IS NOT NULL THEN 'pending' END, t.dl_topic, t.dl_key, t.dl_value, t.dl_headers,

@@ -19,7 +19,7 @@ export interface RejectedEvent {
 }
 
 export const PARK_REJECTED_EVENTS_SQL = `
-INSERT INTO inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, raw_value, applied_value, applied_payload_hash,
+INSERT INTO temporal_outbox.inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, raw_value, applied_value, applied_payload_hash,
                                  event_type, event_data, payload_hash)
 SELECT $1, t.topic, t.kafka_partition, t.kafka_offset, t.event_id, t.reason, t.raw_value, t.applied_value, t.applied_payload_hash,
        t.event_type, t.event_data, t.payload_hash

@@ -28,13 +28,13 @@ export interface PruneProcessedEventsResult {
 
 export const PRUNE_PROCESSED_EVENTS_SQL = `
 WITH victims AS (
-  SELECT ctid, processed_at FROM inbox_processed_events
+  SELECT ctid, processed_at FROM temporal_outbox.inbox_processed_events
   WHERE processed_at >= $1::timestamptz AND processed_at < $2::timestamptz
   ORDER BY processed_at
   LIMIT $3
 ),
 gone AS (
-  DELETE FROM inbox_processed_events e USING victims v WHERE e.ctid = v.ctid
+  DELETE FROM temporal_outbox.inbox_processed_events e USING victims v WHERE e.ctid = v.ctid
   RETURNING v.processed_at
 )
 SELECT count(*)::int AS deleted, max(processed_at) AS newest FROM gone`;

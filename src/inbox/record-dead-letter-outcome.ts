@@ -10,7 +10,7 @@ export type DeadLetterOutcome =
   | { id: string; state: 'pending'; error: string; retryInMs: number };
 
 export const RECORD_DEAD_LETTER_OUTCOMES_SQL = `
-UPDATE inbox_parked_events p
+UPDATE temporal_outbox.inbox_parked_events p
    SET dead_letter_state   = t.state,
        dead_letter_sent_at = CASE WHEN t.state = 'sent' THEN now() END,
        dead_letter_error   = t.error,

@@ -22,7 +22,7 @@ interface ParkedForRedrive {
 
 export const LOCK_PARKED_FOR_REDRIVE_SQL = `
 SELECT id::text, topic, kafka_partition, kafka_offset::text, event_id, event_type, event_data, payload_hash
-  FROM inbox_parked_events
+  FROM temporal_outbox.inbox_parked_events
  WHERE consumer = $1 AND redriven_at IS NULL
    AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
    AND id > $3::bigint
@@ -31,9 +31,9 @@ SELECT id::text, topic, kafka_partition, kafka_offset::text, event_id, event_typ
    FOR UPDATE`;
 
 export const MARK_REDRIVEN_SQL = `
-UPDATE inbox_parked_events p
+UPDATE temporal_outbox.inbox_parked_events p
    SET redriven_at = now()
-  FROM inbox_processed_events i
+  FROM temporal_outbox.inbox_processed_events i
  WHERE p.id = ANY($1::bigint[]) AND i.consumer = p.consumer AND i.event_id = p.event_id
    AND (i.payload_hash IS NULL OR i.payload_hash = p.payload_hash)
 RETURNING p.id::text`;

@@ -1,5 +1,6 @@
 // The wire format between relay and consumers, in one place.
-//   key     = the event's key (outbox_events.event_key, else payload.account_id, else event id)
+//   key     = the event's key (outbox_events.event_key, which a row inserted without one takes from
+//             the configured key field, migrations/0053), else its event id
 //   value   = the outbox row's payload, as JSON text, unchanged
 //   headers = event id, event type, the row's created_at (ISO 8601) and outbox id; the producer's
 //             own headers from the row; `traceparent` (and `tracestate`) when the event carries a

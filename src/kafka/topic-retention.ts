@@ -37,7 +37,7 @@ export type HorizonVerdict = { safe: true; marginMs: number } | { safe: false; p
 export function judgeRedeliveryHorizon(retention: TopicRetention, limits: { inboxRetentionMs: number; maxConsumerLagMs: number }): HorizonVerdict {
   const fix =
     `set the topic's retention below INBOX_RETENTION_MS - CONSUMER_MAX_LAG_MS (${limits.inboxRetentionMs - limits.maxConsumerLagMs} ms): ` +
-    `\`npm run outbox -- setup\` sets it to KAFKA_TOPIC_RETENTION_MS, or raise INBOX_RETENTION_MS`;
+    `\`npx temporal-outbox setup\` sets it to KAFKA_TOPIC_RETENTION_MS, or raise INBOX_RETENTION_MS`;
   if (retention.retentionMs === null) {
     return {
       safe: false,

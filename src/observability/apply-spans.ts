@@ -73,7 +73,7 @@ export function recordApplySpans(batch: EventBatch, outcomes: readonly EventOutc
       },
       parent,
     );
-    if (outcome === 'rejected' || outcome === 'conflict') span.setStatus({ code: SpanStatusCode.ERROR, message: `parked: ${outcome} (npm run outbox -- inbox parked)` });
+    if (outcome === 'rejected' || outcome === 'conflict') span.setStatus({ code: SpanStatusCode.ERROR, message: `parked: ${outcome} (npx temporal-outbox inbox parked)` });
     else span.setStatus({ code: SpanStatusCode.OK });
     span.end();
   });

@@ -1,5 +1,5 @@
 import { Gauge } from 'prom-client';
-import type { ConsumerAudit, DriftCounts, InvariantAudit } from '../audit/types';
+import type { AuditCheckReport, ConsumerAudit } from '../audit/types';
 
 // What the worker running the audit (the retention worker) exports
 // (docs/observability.md). Set by the audit's own activities as each check finishes, so the
@@ -7,23 +7,16 @@ import type { ConsumerAudit, DriftCounts, InvariantAudit } from '../audit/types'
 
 export const auditDrift = new Gauge({
   name: 'outbox_audit_drift',
-  help: 'Drift the last reconciliation audit found, by kind (notApplied, inboxRowMissing, appliedDiffers per consumer; balanceMismatches of the payments invariant, consumer ""); 0 = clean',
+  help: 'Drift the last reconciliation audit found, by kind (notApplied per consumer; each of the service\'s own checks by its name, consumer ""); 0 = clean',
   labelNames: ['kind', 'consumer'] as const,
 });
 
-type ConsumerDriftKind = Exclude<keyof DriftCounts, 'balanceMismatches'>;
-
-/** One consumer's check: its three kinds of delivery drift. */
+/** One consumer's check: published events neither in its inbox nor parked. */
 export function recordConsumerDrift(audit: ConsumerAudit): void {
-  const counts: Record<ConsumerDriftKind, number> = {
-    notApplied: audit.notApplied.count,
-    inboxRowMissing: audit.inboxRowMissing.count,
-    appliedDiffers: audit.appliedDiffers.count,
-  };
-  for (const [kind, n] of Object.entries(counts)) auditDrift.set({ kind, consumer: audit.consumer }, n);
+  auditDrift.set({ kind: 'notApplied', consumer: audit.consumer }, audit.notApplied.count);
 }
 
-/** The invariant's check: accounts whose balance is not opening balance + applied credits. */
-export function recordInvariantDrift(audit: InvariantAudit): void {
-  auditDrift.set({ kind: 'balanceMismatches', consumer: '' }, audit.mismatches.count);
+/** One of the service's checks: its findings. */
+export function recordCheckDrift(report: AuditCheckReport): void {
+  auditDrift.set({ kind: report.name, consumer: '' }, report.findings.count);
 }

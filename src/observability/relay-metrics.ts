@@ -34,7 +34,7 @@ export const outboxOldestPendingAge = new Gauge({
 
 export const vacuumHorizonAge = new Gauge({
   name: 'outbox_db_vacuum_horizon_age_seconds',
-  help: "How long the oldest session or prepared transaction has held the outbox database's vacuum horizon (0 when none); `npm run doctor` names it (docs/vacuum.md)",
+  help: "How long the oldest session or prepared transaction has held the outbox database's vacuum horizon (0 when none); `npx temporal-outbox doctor` names it (docs/vacuum.md)",
 });
 
 export const outboxParked = new Gauge({

@@ -1,14 +1,16 @@
 import { context, propagation, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NoopSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
+import type * as Resources from '@opentelemetry/resources';
+import type * as SdkTraceBase from '@opentelemetry/sdk-trace-base';
+import type * as SdkTraceNode from '@opentelemetry/sdk-trace-node';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
-import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/worker';
+import type * as ClientInterceptors from '@temporalio/interceptors-opentelemetry/lib/client';
+import type * as WorkerInterceptors from '@temporalio/interceptors-opentelemetry/lib/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../config/env';
 import type { Logger } from '../config/logger';
+import { optionalModule, requiredModule } from './optional-module';
 import type { WorkerKind } from './worker-ports';
 
 /** The Temporal parts of tracing a worker: activity interceptors and the sink workflow spans leave the sandbox through. */
@@ -25,12 +27,33 @@ export interface WorkerTracing {
  * The sink workflow spans leave the sandbox through (every bundle of ours carries the workflow
  * interceptors that produce them); without a processor they are dropped.
  */
-export function workflowSpanSinks(processor: SpanProcessor = new NoopSpanProcessor(), resource = new Resource({ 'service.name': 'temporal-outbox' })): NonNullable<WorkerOptions['sinks']> {
-  return { exporter: makeWorkflowExporter(processor, resource) };
+export function workflowSpanSinks(processor?: SpanProcessor, resource?: Resources.Resource): NonNullable<WorkerOptions['sinks']> {
+  const interceptors = optionalModule<typeof WorkerInterceptors>(INTERCEPTORS_WORKER);
+  // Without Temporal's OpenTelemetry interceptors no bundle of ours is traced, so nothing calls the sink.
+  if (!interceptors) return {};
+  const sdk = requiredModule<typeof SdkTraceBase>('@opentelemetry/sdk-trace-base', '@opentelemetry/sdk-trace-base', 'the workflow span sink');
+  const resources = requiredModule<typeof Resources>('@opentelemetry/resources', '@opentelemetry/resources', 'the workflow span sink');
+  return { exporter: interceptors.makeWorkflowExporter(processor ?? new sdk.NoopSpanProcessor(), resource ?? new resources.Resource({ 'service.name': 'temporal-outbox' })) };
+}
+
+const INTERCEPTORS_PACKAGE = '@temporalio/interceptors-opentelemetry';
+const INTERCEPTORS_WORKER = `${INTERCEPTORS_PACKAGE}/lib/worker`;
+
+/** The SDK packages a process that exports spans loads; each names its package when it is missing. */
+function exportingModules(needsExporter: boolean) {
+  const purpose = 'exporting OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set, or a span processor given)';
+  return {
+    sdk: requiredModule<typeof SdkTraceBase>('@opentelemetry/sdk-trace-base', '@opentelemetry/sdk-trace-base', purpose),
+    node: requiredModule<typeof SdkTraceNode>('@opentelemetry/sdk-trace-node', '@opentelemetry/sdk-trace-node', purpose),
+    resources: requiredModule<typeof Resources>('@opentelemetry/resources', '@opentelemetry/resources', purpose),
+    otlp: needsExporter ? requiredModule<typeof OtlpHttp>('@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/exporter-trace-otlp-http', purpose) : undefined,
+    // Loaded here so that a missing package stops the worker before it polls, not at its first sink call.
+    interceptors: requiredModule<typeof WorkerInterceptors>(INTERCEPTORS_WORKER, INTERCEPTORS_PACKAGE, purpose),
+  };
 }
 
 // One provider per process, shared by the workers an application (or a test) runs in it.
-let installed: { provider: NodeTracerProvider; processor: SpanProcessor; users: number } | undefined;
+let installed: { provider: SdkTraceNode.NodeTracerProvider; processor: SpanProcessor; users: number } | undefined;
 
 /**
  * Tracing of one worker. With OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT set (or `spanProcessor` given:
@@ -43,17 +66,18 @@ let installed: { provider: NodeTracerProvider; processor: SpanProcessor; users: 
  */
 export function startTracing(config: Config, worker: WorkerKind, logger: Logger, spanProcessor?: SpanProcessor): WorkerTracing {
   const serviceName = config.tracing.serviceName ?? `temporal-outbox-${worker}`;
-  const resource = new Resource({ 'service.name': serviceName });
   const exporting = spanProcessor !== undefined || config.tracing.otlpTracesUrl !== undefined;
-  if (exporting && installed === undefined) {
+  const otel = exporting ? exportingModules(spanProcessor === undefined) : undefined;
+  const resource = otel ? new otel.resources.Resource({ 'service.name': serviceName }) : undefined;
+  if (otel && installed === undefined) {
     const processor =
       spanProcessor ??
       // Batched: a span costs the hot path a push into a buffer, never a network round trip.
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: config.tracing.otlpTracesUrl, headers: config.tracing.otlpHeaders }));
-    const provider = new NodeTracerProvider({
+      new otel.sdk.BatchSpanProcessor(new otel.otlp!.OTLPTraceExporter({ url: config.tracing.otlpTracesUrl, headers: config.tracing.otlpHeaders }));
+    const provider = new otel.node.NodeTracerProvider({
       resource,
       spanProcessors: [processor],
-      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.tracing.sampleRatio) }),
+      sampler: new otel.sdk.ParentBasedSampler({ root: new otel.sdk.TraceIdRatioBasedSampler(config.tracing.sampleRatio) }),
     });
     provider.register();
     installed = { provider, processor, users: 0 };
@@ -62,15 +86,19 @@ export function startTracing(config: Config, worker: WorkerKind, logger: Logger,
   }
   const mine = exporting ? installed : undefined;
   if (mine) mine.users += 1;
+  // Installed but not exporting: activities and client calls still join the traces of a tracer
+  // provider the application registered itself.
+  const workerInterceptors = otel?.interceptors ?? optionalModule<typeof WorkerInterceptors>(INTERCEPTORS_WORKER);
+  const clientInterceptors = optionalModule<typeof ClientInterceptors>(`${INTERCEPTORS_PACKAGE}/lib/client`);
   return {
     exporting,
     workerOptions: {
-      interceptors: {
-        activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
-      },
+      interceptors: workerInterceptors
+        ? { activity: [(ctx) => ({ inbound: new workerInterceptors.OpenTelemetryActivityInboundInterceptor(ctx), outbound: new workerInterceptors.OpenTelemetryActivityOutboundInterceptor(ctx) })] }
+        : {},
       sinks: workflowSpanSinks(mine?.processor, resource),
     },
-    clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+    clientInterceptors: { workflow: clientInterceptors ? [new clientInterceptors.OpenTelemetryWorkflowClientInterceptor()] : [] },
     async close() {
       if (!mine || --mine.users > 0) return;
       installed = undefined;

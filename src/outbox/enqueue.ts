@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { SqlExecutor } from '../db/executor';
+import { inSchema } from '../db/schema';
 import { activeSpanContext, headersFromContext, outboxTracer, TRACE_HEADERS } from '../observability/trace-context';
 
 /**
@@ -13,7 +14,10 @@ export interface EnqueueInput {
   eventType: string;
   /** A JSON object; `event_id` (string) is generated when absent. */
   payload: Record<string, unknown>;
-  /** Kafka key and shard key; defaults to payload.account_id, else the event id (as the table does). */
+  /**
+   * Kafka key and shard key; defaults to the payload field recorded as the key field at setup
+   * (`migrate --key-field`), else the event id, as the table does for a row inserted by plain SQL.
+   */
   key?: string;
   /**
    * Copied to the Kafka message. A `traceparent` (W3C trace context) given here is the event's
@@ -31,6 +35,11 @@ export interface EnqueueInput {
   serializeKey?: boolean;
 }
 
+export interface EnqueueOptions {
+  /** The library's schema, when not the default temporal_outbox (src/db/schema.ts). */
+  schema?: string;
+}
+
 export interface EnqueueResult {
   id: number;
   eventId: string;
@@ -40,28 +49,35 @@ export class EnqueueValidationError extends Error {
   override name = 'EnqueueValidationError';
 }
 
-// One statement, one round trip. The CTE runs first, so the identity default (nextval) is
-// evaluated only once this transaction holds the key's lock. The key expression is the one the
-// table's shard_hash column uses, so lock, shard and Kafka key always agree.
+// One statement, one round trip. The CTE runs first (a CTE calling a volatile function is
+// materialised), so the identity default (nextval) is evaluated only once this transaction holds
+// the key's lock. The key is the one the table's key trigger would give the row (migrations/0053),
+// written with the row, and the lock hashes what its shard_hash column hashes, so lock, shard and
+// Kafka key always agree.
 const ENQUEUE_SQL = `
-  WITH key_lock AS (
-    SELECT CASE WHEN $5::boolean
-             THEN pg_advisory_xact_lock($6::int, hashtext(coalesce($3::text, $2::jsonb ->> 'account_id', $2::jsonb ->> 'event_id', '')))
+  WITH keyed AS (
+    SELECT coalesce($3::text, $2::jsonb ->> temporal_outbox.outbox_key_field()) AS event_key
+  ), key_lock AS (
+    SELECT event_key,
+           CASE WHEN $5::boolean
+             THEN pg_advisory_xact_lock($6::int, hashtext(coalesce(event_key, $2::jsonb ->> 'event_id', '')))
            END AS locked
+      FROM keyed
   )
-  INSERT INTO outbox_events (event_type, payload, event_key, headers)
-  SELECT $1::text, $2::jsonb, $3::text, $4::jsonb FROM key_lock
+  INSERT INTO temporal_outbox.outbox_events (event_type, payload, event_key, headers)
+  SELECT $1::text, $2::jsonb, event_key, $4::jsonb FROM key_lock
   RETURNING id`;
 
 /**
  * Inserts one outbox event with the caller's executor, i.e. inside the caller's transaction:
  * it commits or rolls back together with the business change it describes.
  */
-export async function enqueue(db: SqlExecutor, input: EnqueueInput): Promise<EnqueueResult> {
+export async function enqueue(db: SqlExecutor, input: EnqueueInput, options: EnqueueOptions = {}): Promise<EnqueueResult> {
   const payload = validate(input);
+  const sql = inSchema(ENQUEUE_SQL, options.schema);
   const eventId = payload.event_id as string;
   const insert = async (headers: Record<string, string>) => {
-    const { rows } = await db.query<{ id: string }>(ENQUEUE_SQL, [
+    const { rows } = await db.query<{ id: string }>(sql, [
       input.eventType,
       JSON.stringify(payload),
       input.key ?? null,

@@ -61,7 +61,7 @@ const SHARD_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.relayShard.name, Se
 export async function startRelays(opts: RelayControlOptions, shardCount: number): Promise<{ started: number[]; alreadyRunning: number[] }> {
   const layout = await readLayout(opts.db);
   if (layout !== undefined && layout !== shardCount) {
-    throw new RelayControlError(`the outbox is laid out for ${layout} relay shards, not ${shardCount}: run \`npm run outbox -- relay reshard --shards ${shardCount}\` to change it`);
+    throw new RelayControlError(`the outbox is laid out for ${layout} relay shards, not ${shardCount}: run \`npx temporal-outbox relay reshard --shards ${shardCount}\` to change it`);
   }
   const workflowId = opts.workflowId ?? relayWorkflowId;
   const started: number[] = [];

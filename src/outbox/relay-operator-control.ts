@@ -87,7 +87,7 @@ export async function redriveThroughShards(opts: RelayControlOptions, shardCount
   const missing: number[] = [];
   for (const [i, handle] of handles.entries()) if (!(await isRunning(handle))) missing.push(i);
   if (missing.length > 0) {
-    throw new RelayControlError(`relay shards [${missing.join(', ')}] are not running, so their parked rows cannot be re-driven through them: npm run relay:start first`);
+    throw new RelayControlError(`relay shards [${missing.join(', ')}] are not running, so their parked rows cannot be re-driven through them: npx temporal-outbox relay start first`);
   }
   const byShard: Record<number, number[]> = {};
   for (const [i, handle] of handles.entries()) {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
 import { cachePaths } from '../../tools/local-stack/paths';
 import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
@@ -9,6 +8,7 @@ import { uniqueName } from '../kit/ids';
 import { isolatedStack } from '../kit/isolated-stack';
 import { createTestTopic, testKafka } from '../kit/kafka';
 import { eventually } from '../kit/wait';
+import { migrateWithExample } from '../kit/database';
 
 const SESSION_TIMEOUT_MS = 10_000;
 const OUTAGE_MS = 2.5 * SESSION_TIMEOUT_MS;
@@ -31,7 +31,7 @@ describe('consumer: a PostgreSQL outage longer than the session timeout causes n
 
   before(async () => {
     await ensurePostgres(stack.config, paths, () => undefined);
-    await migrate(databaseUrl);
+    await migrateWithExample(databaseUrl);
     await pool.query('INSERT INTO accounts (account_id) VALUES (1), (2), (3)');
     topic = await createTestTopic(1);
   });
@@ -101,7 +101,7 @@ describe('consumer: a PostgreSQL outage longer than the session timeout causes n
 
     await ensurePostgres(stack.config, paths, () => undefined);
     await eventually('the held batch credited and committed after PostgreSQL is back', () => groupCaughtUp(kafka, group, topic.topic), 120_000);
-    const { rows } = await pool.query(`SELECT (SELECT sum(balance)::int FROM accounts) AS credited, (SELECT count(*)::int FROM inbox_processed_events) AS applied`);
+    const { rows } = await pool.query(`SELECT (SELECT sum(balance)::int FROM accounts) AS credited, (SELECT count(*)::int FROM temporal_outbox.inbox_processed_events) AS applied`);
     assert.deepEqual(rows[0], { credited: total(before) + total(during), applied: before.length + during.length }, 'nothing lost, nothing credited twice');
     assert.deepEqual(await members(), membership, 'still the same member afterwards');
     assert.equal(joins(), 1);

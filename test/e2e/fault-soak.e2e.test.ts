@@ -21,7 +21,7 @@ describe('fault soak (short): kill -9 of workers and crashes of every service wh
       log: (m) => process.stdout.write(`      [soak] ${m}\n`),
       // The tally must be able to say no: forget one applied event, credit one account twice.
       inspect: async (pool) => {
-        await pool.query(`DELETE FROM inbox_processed_events WHERE event_id = (SELECT event_id FROM inbox_processed_events LIMIT 1)`);
+        await pool.query(`DELETE FROM temporal_outbox.inbox_processed_events WHERE event_id = (SELECT event_id FROM temporal_outbox.inbox_processed_events LIMIT 1)`);
         await pool.query(`UPDATE accounts SET balance = balance + 1 WHERE account_id = (SELECT min(account_id) FROM accounts)`);
         const ledger = await readLedger(pool);
         tallyCanFail.lostAfterDeletingAnInboxRow = ledger.lost;

@@ -95,13 +95,13 @@ describe('Kafka as a 3-node KRaft cluster: kill -9 of a partition leader while e
     const producer = (async () => {
       for (let n = 0; producing; n++) {
         const payload = { event_id: `cluster-${n}`, type: 'payment_confirmed', account_id: ACCOUNTS[n % ACCOUNTS.length], amount: 1 + (n % 89) };
-        await pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [payload]);
+        await pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [payload]);
         committed++;
         await new Promise((r) => setTimeout(r, 5));
       }
     })();
     const pause = (s: number) => new Promise((r) => setTimeout(r, s * 1000));
-    const creditedCount = async () => (await pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events`)).rows[0].n as number;
+    const creditedCount = async () => (await pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events`)).rows[0].n as number;
 
     await eventually('events flowing end to end before the kill', async () => (await creditedCount()) > 100, 120_000, 500);
     const admin = createKafka(stack.config, uniqueName('cluster-leader')).admin();
@@ -123,12 +123,12 @@ describe('Kafka as a 3-node KRaft cluster: kill -9 of a partition leader while e
     say(`producer done: ${committed} events committed`);
 
     await eventually('every committed event published', async () => {
-      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`);
+      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL`);
       return rows[0].n === 0;
     }, 240_000, 1000);
     const expected = async () =>
       (await pool.query(`SELECT (payload->>'account_id')::bigint AS account_id, sum((payload->>'amount')::bigint)::bigint AS total
-                           FROM outbox_events GROUP BY 1 ORDER BY 1`)).rows.map((r) => [String(r.account_id), String(r.total)]);
+                           FROM temporal_outbox.outbox_events GROUP BY 1 ORDER BY 1`)).rows.map((r) => [String(r.account_id), String(r.total)]);
     const balances = async () =>
       (await pool.query(`SELECT account_id, balance FROM accounts WHERE balance <> 0 ORDER BY account_id`)).rows.map((r) => [String(r.account_id), String(r.balance)]);
     await eventually('every committed event credited', async () => JSON.stringify(await balances()) === JSON.stringify(await expected()), 240_000, 1000).catch((err: Error) => {
@@ -136,10 +136,10 @@ describe('Kafka as a 3-node KRaft cluster: kill -9 of a partition leader while e
       throw err;
     });
 
-    const { rows: [counts] } = await pool.query(`SELECT (SELECT count(*)::int FROM outbox_events) AS outbox,
-                                                         (SELECT count(*)::int FROM inbox_processed_events) AS inbox,
-                                                         (SELECT count(*)::int FROM inbox_parked_events) AS inbox_parked,
-                                                         (SELECT count(*)::int FROM outbox_events WHERE parked_at IS NOT NULL) AS outbox_parked`);
+    const { rows: [counts] } = await pool.query(`SELECT (SELECT count(*)::int FROM temporal_outbox.outbox_events) AS outbox,
+                                                         (SELECT count(*)::int FROM temporal_outbox.inbox_processed_events) AS inbox,
+                                                         (SELECT count(*)::int FROM temporal_outbox.inbox_parked_events) AS inbox_parked,
+                                                         (SELECT count(*)::int FROM temporal_outbox.outbox_events WHERE parked_at IS NOT NULL) AS outbox_parked`);
     assert.equal(counts.outbox, committed, 'every committed insert is in the outbox');
     assert.equal(counts.inbox, committed, 'each event recorded once in the inbox');
     assert.equal(counts.inbox_parked, 0);

@@ -51,7 +51,7 @@ describe('large payloads: a backlog of 100–900 kB rows flows under the workers
     // Sizes spread evenly over 100–900 kB; the padding is md5 text, so PostgreSQL compresses it
     // on disk while the message Kafka carries is the full size.
     await db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
        SELECT 'payment_confirmed',
               jsonb_build_object('event_id', 'large-' || g, 'type', 'payment_confirmed', 'account_id', 1 + g % $2::int, 'amount', g,
                                  'padding', repeat(md5(g::text), ($3::int + (g * ($4::int - $3::int) / $1::int)) / 32))
@@ -59,13 +59,13 @@ describe('large payloads: a backlog of 100–900 kB rows flows under the workers
       [LEGAL_ROWS, ACCOUNTS, MIN_PAYLOAD, MAX_PAYLOAD],
     );
     const { rows: oversized } = await db.pool.query<{ id: string }>(
-      `INSERT INTO outbox_events (event_type, payload)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
        VALUES ('payment_confirmed', jsonb_build_object('event_id', 'too-large', 'type', 'payment_confirmed', 'account_id', 1, 'amount', 1,
                                                        'padding', repeat('x', $1::int)))
        RETURNING id`,
       [OVERSIZED_PAYLOAD],
     );
-    const { rows: sizes } = await db.pool.query(`SELECT min(payload_bytes)::int AS min, max(payload_bytes)::int AS max, sum(payload_bytes)::bigint AS total FROM outbox_events WHERE payload->>'event_id' <> 'too-large'`);
+    const { rows: sizes } = await db.pool.query(`SELECT min(payload_bytes)::int AS min, max(payload_bytes)::int AS max, sum(payload_bytes)::bigint AS total FROM temporal_outbox.outbox_events WHERE payload->>'event_id' <> 'too-large'`);
     assert.ok(sizes[0].min >= MIN_PAYLOAD && sizes[0].max <= MAX_PAYLOAD + 200, `legal payloads between 100 and 900 kB (got ${sizes[0].min}–${sizes[0].max})`);
 
     const expected = new Map<number, number>();
@@ -88,7 +88,7 @@ describe('large payloads: a backlog of 100–900 kB rows flows under the workers
     };
     await eventually('every legal row published', async () => {
       alive();
-      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NOT NULL`);
+      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NOT NULL`);
       return rows[0].n === LEGAL_ROWS;
     }, 600_000, 1_000);
     await eventually('every legal row credited', async () => {
@@ -98,11 +98,11 @@ describe('large payloads: a backlog of 100–900 kB rows flows under the workers
     }, 600_000, 1_000);
     await eventually('consumer group caught up', async () => groupCaughtUp(testKafka(), group, topic.topic), 60_000, 1_000);
 
-    const { rows: parked } = await db.pool.query(`SELECT id, last_error, published_at FROM outbox_events WHERE parked_at IS NOT NULL`);
+    const { rows: parked } = await db.pool.query(`SELECT id, last_error, published_at FROM temporal_outbox.outbox_events WHERE parked_at IS NOT NULL`);
     assert.deepEqual(parked.map((r) => r.id), [oversized[0]!.id], 'only the oversized row is parked');
     assert.match(parked[0].last_error, /exceeds the 1000000-byte Kafka limit \(KAFKA_MAX_MESSAGE_BYTES\)/);
-    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events`)).rows[0].n, LEGAL_ROWS, 'each legal event applied once');
-    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM inbox_parked_events`)).rows[0].n, 0);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events`)).rows[0].n, LEGAL_ROWS, 'each legal event applied once');
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_parked_events`)).rows[0].n, 0);
     alive();
     assert.deepEqual({ relay: relay.child.pid, consumer: consumer.proc.pid }, pids, 'the same worker processes throughout');
     const peakMiB = (pid?: number) => Math.round((procStatusKiB(pid!)?.VmHWM ?? NaN) / 1024);

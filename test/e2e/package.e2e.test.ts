@@ -13,12 +13,14 @@ import { testTemporalClient } from '../kit/temporal';
 
 const run = promisify(execFile);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 const FIXTURES = path.join(PROJECT_ROOT, 'test', 'fixtures', 'package-service');
 
 // The package as a user gets it: `npm pack` (which builds dist/), installed from the tarball
-// into a scratch project outside the repository (dependencies from the npm cache), then a tiny
-// service there enqueues, relays and handles events through the public API alone, against the
-// real stack. Its declarations are type-checked from the scratch project too.
+// into a scratch project outside the repository (dependencies from the npm cache). There an ES
+// module service migrates and enqueues, the package's `bin` sets up and starts the relay, and a
+// CommonJS service runs the workers and handles every event, through the public API alone,
+// against the real stack. Its declarations are type-checked from the scratch project too.
 describe('installable package: npm pack → install elsewhere → a service on the public API', function () {
   this.timeout(900_000);
   let scratch: string;
@@ -53,10 +55,19 @@ describe('installable package: npm pack → install elsewhere → a service on t
       assert.ok(files.includes(expected), `the tarball ships ${expected}`);
     }
     assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('tools/')), 'no tests or benchmarks in the tarball');
+    for (const expected of ['LICENSE', 'README.md', 'package.json', 'dist/src/cli/main.js', 'docs/adopting.md']) assert.ok(files.includes(expected), `the tarball ships ${expected}`);
+    assert.deepEqual(files.filter((f) => f.startsWith('docs/measurements/') || f.startsWith('docs/screenshots/')), [], 'no measurement logs or screenshots in the tarball');
 
     fs.writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'scratch-service', version: '1.0.0', private: true }));
     await run(npm, ['install', path.join(scratch, info!.filename), '--prefer-offline', '--no-audit', '--no-fund'], { cwd: scratch, maxBuffer: 64 * 1024 * 1024 });
+    // The tracing SDK and exporter are optional peers: a service that exports no traces has none of them.
+    for (const optional of ['@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@temporalio/interceptors-opentelemetry']) {
+      assert.ok(!fs.existsSync(path.join(scratch, 'node_modules', optional)), `${optional} is not installed with the package`);
+    }
     fs.copyFileSync(path.join(FIXTURES, 'service.js.fixture'), path.join(scratch, 'service.js'));
+    fs.mkdirSync(path.join(scratch, 'esm'));
+    fs.writeFileSync(path.join(scratch, 'esm', 'package.json'), JSON.stringify({ name: 'scratch-esm-service', version: '1.0.0', private: true, type: 'module' }));
+    fs.copyFileSync(path.join(FIXTURES, 'esm-service.js.fixture'), path.join(scratch, 'esm', 'service.js'));
     fs.copyFileSync(path.join(FIXTURES, 'types-check.ts.fixture'), path.join(scratch, 'types-check.ts'));
 
     // The declarations: the subpath exports resolve and type-check as a TypeScript service sees them.
@@ -77,26 +88,47 @@ describe('installable package: npm pack → install elsewhere → a service on t
       CONSUMER_TASK_QUEUE: uniqueName('pkg-consumer'),
       CONSUMER_GROUP: uniqueName('pkg-group'),
       INBOX_CONSUMER: 'scratch-service',
-      SHARD_ID_PREFIX: shardPrefix,
+      RELAY_WORKFLOW_ID_PREFIX: shardPrefix,
+      EXPECTED_GREETINGS: '2',
       LOG_LEVEL: 'warn',
       NODE_OPTIONS: '',
     };
-    const service = await run(process.execPath, ['service.js'], { cwd: scratch, env, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
-      throw new Error(`the service failed: ${err.message}\nstdout: ${err.stdout?.slice(-3000)}\nstderr: ${err.stderr?.slice(-3000)}`);
-    });
-    const line = service.stdout.split('\n').find((l) => l.startsWith('{"result"'));
-    assert.ok(line, `the service printed its result; stdout: ${service.stdout.slice(-2000)}`);
-    const { result } = JSON.parse(line) as { result: { migrations: number; topics: string[]; shards: number[]; balance: number; greetings: string[] } };
-    assert.ok(result.migrations >= 7, 'the package applied its own migrations to an empty database');
-    assert.deepEqual([...result.topics].sort(), [greetings, topic, `${topic}.dlq`].sort(), 'setUp created the default, routed and dead-letter topics');
-    assert.deepEqual(result.shards, [0]);
+    const node = (what: string, args: string[], cwd: string) =>
+      run(process.execPath, args, { cwd, env, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
+        throw new Error(`${what} failed: ${err.message}\nstdout: ${err.stdout?.slice(-3000)}\nstderr: ${err.stderr?.slice(-3000)}`);
+      });
+    const resultOf = <T>(what: string, stdout: string): T => {
+      const line = stdout.split('\n').find((l) => l.startsWith('{"result"'));
+      assert.ok(line, `${what} printed its result; stdout: ${stdout.slice(-2000)}`);
+      return (JSON.parse(line) as { result: T }).result;
+    };
+
+    // An ES module service: named, default and subpath imports of the CommonJS package, which
+    // applies its migrations to the empty database and enqueues in the service's own transaction.
+    const esm = resultOf<{ applied: number; enqueued: boolean; sameFunction: boolean }>('the ESM service', (await node('the ESM service', ['service.js'], path.join(scratch, 'esm'))).stdout);
+    assert.ok(esm.applied >= 7, 'the package applied its own migrations to an empty database');
+    assert.equal(esm.enqueued, true);
+    assert.equal(esm.sameFunction, true, 'the root, default and subpath exports are one module');
+
+    // The package's bin, as its docs and error messages name it: set up (topics, search
+    // attributes; the migrations are there already), then start the relay's one shard.
+    const bin = (args: string[]) => run(npx, ['--no-install', 'temporal-outbox', ...args], { cwd: scratch, env, timeout: 120_000 });
+    const setup = await bin(['setup']);
+    assert.match(setup.stdout, /migrations applied: none needed/);
+    for (const t of [topic, greetings, `${topic}.dlq`]) assert.ok(setup.stdout.includes(t), `setup created ${t}: ${setup.stdout}`);
+    const started = await bin(['relay', 'start', '--shards', '1']);
+    assert.match(started.stdout, /started \[0\]/);
+
+    // A CommonJS service runs the workers and applies everything: its own two events and the ESM service's.
+    const result = resultOf<{ migrations: number; topics: string[]; balance: number; greetings: string[] }>('the CommonJS service', (await node('the CommonJS service', ['service.js'], scratch)).stdout);
+    assert.equal(result.migrations, 0, 'nothing left to migrate');
     assert.equal(result.balance, 250);
-    assert.deepEqual(result.greetings, ['Ada']);
+    assert.deepEqual(result.greetings, ['Ada', 'Grace']);
 
     // And the database agrees, from outside the service.
-    const inbox = await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events WHERE consumer = 'scratch-service'`);
-    assert.equal(inbox.rows[0].n, 2);
-    const outbox = await db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL');
+    const inbox = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events WHERE consumer = 'scratch-service'`);
+    assert.equal(inbox.rows[0].n, 3);
+    const outbox = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL');
     assert.equal(outbox.rows[0].n, 0);
   });
 });

@@ -48,7 +48,7 @@ describe('pipeline end to end: plain SQL producer → relay → Kafka → consum
 
   it('credits the seed\'s event inserted by plain SQL, once, even when an operator re-publishes it', async () => {
     await db.pool.query('INSERT INTO accounts (account_id, balance) VALUES (42, 1000)');
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"evt_9f2","type":"payment_confirmed","account_id":42,"amount":500}')`);
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"evt_9f2","type":"payment_confirmed","account_id":42,"amount":500}')`);
     await eventually('account 42 credited', async () => (await balanceOf(42)) === 1500, 120_000);
 
     const copiesOnTopic = async () => (await readWholeTopic(topic.topic)).filter((m) => m.headers[HEADERS.eventId] === 'evt_9f2').length;
@@ -56,15 +56,15 @@ describe('pipeline end to end: plain SQL producer → relay → Kafka → consum
     assert.equal(await copiesOnTopic(), 1, 'one copy on the topic before the re-publish');
 
     // The BRIEF: setting published_at back to NULL publishes the row again; the inbox absorbs it.
-    await db.pool.query(`UPDATE outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'evt_9f2'`);
+    await db.pool.query(`UPDATE temporal_outbox.outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'evt_9f2'`);
     // The duplicate must reach Kafka and be consumed (the group commits past it) before the
     // balance can say anything about how it was absorbed.
     await eventually('the duplicate on the topic', async () => (await copiesOnTopic()) === 2, 120_000, 500);
     await eventually('the duplicate consumed and committed', () => groupCaughtUp(testKafka(), group, topic.topic), 120_000);
     assert.equal(await balanceOf(42), 1500, 'credited once, not twice');
-    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events WHERE event_id = 'evt_9f2'`);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events WHERE event_id = 'evt_9f2'`);
     assert.equal(rows[0].n, 1);
-    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM inbox_parked_events`)).rows[0].n, 0, 'absorbed silently, not parked');
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_parked_events`)).rows[0].n, 0, 'absorbed silently, not parked');
   });
 
   it('parks bad rows with their reason on the side that can tell, and keeps crediting good ones', async () => {
@@ -76,17 +76,17 @@ describe('pipeline end to end: plain SQL producer → relay → Kafka → consum
       ['payment_confirmed', `{"event_id":"e-hostile'); DROP TABLE accounts; --","type":"payment_confirmed","account_id":8,"amount":3}`],
       ['payment_confirmed', '{"event_id":"e-good","type":"payment_confirmed","account_id":7,"amount":250}'],
     ];
-    for (const [type, payload] of rows) await db.pool.query('INSERT INTO outbox_events (event_type, payload) VALUES ($1, $2)', [type, payload]);
+    for (const [type, payload] of rows) await db.pool.query('INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ($1, $2)', [type, payload]);
 
     await eventually('good events credited', async () => (await balanceOf(7)) === 250 && (await balanceOf(8)) === 3, 120_000);
     await eventually('bad events parked on the consumer side', async () => {
-      const { rows: parked } = await db.pool.query('SELECT event_id, reason FROM inbox_parked_events ORDER BY event_id');
+      const { rows: parked } = await db.pool.query('SELECT event_id, reason FROM temporal_outbox.inbox_parked_events ORDER BY event_id');
       return parked.length === 2;
     });
-    const { rows: relayParked } = await db.pool.query('SELECT last_error FROM outbox_events WHERE parked_at IS NOT NULL');
+    const { rows: relayParked } = await db.pool.query('SELECT last_error FROM temporal_outbox.outbox_events WHERE parked_at IS NOT NULL');
     assert.equal(relayParked.length, 1);
     assert.match(relayParked[0].last_error, /event_id/);
-    const { rows: consumerParked } = await db.pool.query('SELECT event_id, reason FROM inbox_parked_events ORDER BY event_id');
+    const { rows: consumerParked } = await db.pool.query('SELECT event_id, reason FROM temporal_outbox.inbox_parked_events ORDER BY event_id');
     assert.deepEqual(consumerParked.map((r) => r.event_id), ['e-ghost', 'e-neg']);
     assert.match(consumerParked[0].reason, /unknown account/);
     assert.match(consumerParked[1].reason, /amount/);

@@ -68,12 +68,12 @@ describe('relay started with the Temporal CLI, as docs/relay.md says', function 
   const workerEnv = () => ({ DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, TEMPORAL_NAMESPACE: namespace });
   const insert = (from: number, to: number) =>
     db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', 'cli-' || g, 'type', 'payment_confirmed', 'account_id', g, 'amount', 100)
          FROM generate_series($1::int, $2::int) g`,
       [from, to],
     );
-  const pending = async () => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n);
+  const pending = async () => Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rows[0].n);
   const outboxCli = (...args: string[]) =>
     run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...workerEnv() } });
 
@@ -115,7 +115,7 @@ describe('relay started with the Temporal CLI, as docs/relay.md says', function 
     await eventually('300 rows published', async () => (await pending()) === 0, 90_000);
     const ids = (await readWholeTopic(topic.topic)).map((m) => m.headers['event-id']);
     assert.equal(new Set(ids).size, 300, 'every event on the topic');
-    assert.equal((await db.pool.query(`SELECT shard_count FROM outbox_relay_layout`)).rows[0].shard_count, 3);
+    assert.equal((await db.pool.query(`SELECT shard_count FROM temporal_outbox.outbox_relay_layout`)).rows[0].shard_count, 3);
     const status = await outboxCli('relay', 'status');
     assert.equal(status.stdout.trim().split('\n').length, 3);
   });

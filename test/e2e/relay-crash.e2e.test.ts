@@ -37,11 +37,11 @@ describe('relay crash safety: kill -9 of the worker', function () {
 
   const seedTen = () =>
     db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', 'crash-' || g, 'type', 'payment_confirmed', 'account_id', g, 'amount', 10)
          FROM generate_series(1, 10) g`,
     );
-  const unpublished = async () => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n);
+  const unpublished = async () => Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rows[0].n);
 
   it('after Kafka acked a batch but before Temporal heard of it: the batch is published twice, marked once, nothing lost', async () => {
     const taskQueue = uniqueName('relay-crash-tq');

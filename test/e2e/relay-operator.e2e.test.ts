@@ -18,7 +18,7 @@ import { eventually } from '../kit/wait';
 
 const run = promisify(execFile);
 
-// Pause, resume and re-drive as an operator does them: `npm run outbox -- relay pause|resume|redrive`
+// Pause, resume and re-drive as an operator does them: `npx temporal-outbox relay pause|resume|redrive`
 // against real Temporal, PostgreSQL and Kafka. The CLI addresses the fixed shard ids, so the test
 // has a namespace of its own (nothing else on the shared dev server sees these shards).
 describe('relay pause, resume and redrive through Temporal (CLI)', function () {
@@ -35,14 +35,14 @@ describe('relay pause, resume and redrive through Temporal (CLI)', function () {
     run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: PROJECT_ROOT, env: cliEnv });
   const insert = (prefix: string, from: number, to: number) =>
     db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', $1 || g, 'type', 'payment_confirmed', 'account_id', g, 'amount', 100)
          FROM generate_series($2::int, $3::int) g`,
       [prefix, from, to],
     );
   /** Event ids of rows matching `where`, for one shard of two (the relay's own shard filter). */
   const eventIds = async (shard: number, where: string) =>
-    (await db.pool.query<{ e: string }>(`SELECT payload->>'event_id' AS e FROM outbox_events WHERE (shard_hash & 2147483647) % 2 = $1 AND ${where} ORDER BY id`, [shard])).rows.map((r) => r.e);
+    (await db.pool.query<{ e: string }>(`SELECT payload->>'event_id' AS e FROM temporal_outbox.outbox_events WHERE (shard_hash & 2147483647) % 2 = $1 AND ${where} ORDER BY id`, [shard])).rows.map((r) => r.e);
   const onTopic = async () => (await readWholeTopic(topic.topic)).map((m) => m.headers['event-id']!);
   const status = (shard: number) => client.workflow.getHandle(relayWorkflowId(shard)).query(statusQuery);
   const history = async (shard: number) => (await client.workflow.getHandle(relayWorkflowId(shard)).fetchHistory()).events ?? [];
@@ -116,17 +116,17 @@ describe('relay pause, resume and redrive through Temporal (CLI)', function () {
   });
 
   it('re-drives a parked row through the shard’s update: published once, recorded in history', async () => {
-    const { rows } = await db.pool.query<{ id: string }>(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"type":"payment_confirmed","account_id":7,"amount":5}') RETURNING id`);
+    const { rows } = await db.pool.query<{ id: string }>(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"type":"payment_confirmed","account_id":7,"amount":5}') RETURNING id`);
     const id = Number(rows[0]!.id);
-    await eventually('the malformed row is parked', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE id = $1 AND parked_at IS NOT NULL`, [id])).rowCount === 1, 60_000);
+    await eventually('the malformed row is parked', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE id = $1 AND parked_at IS NOT NULL`, [id])).rowCount === 1, 60_000);
     // The operator fixes the row, then re-drives it.
-    await db.pool.query(`UPDATE outbox_events SET payload = payload || '{"event_id":"fixed-1"}' WHERE id = $1`, [id]);
+    await db.pool.query(`UPDATE temporal_outbox.outbox_events SET payload = payload || '{"event_id":"fixed-1"}' WHERE id = $1`, [id]);
     await sleep(1_000);
     assert.ok(!(await onTopic()).includes('fixed-1'), 'a parked row stays off Kafka until re-driven');
 
-    const shard = Number((await db.pool.query(`SELECT (shard_hash & 2147483647) % 2 AS s FROM outbox_events WHERE id = $1`, [id])).rows[0].s);
+    const shard = Number((await db.pool.query(`SELECT (shard_hash & 2147483647) % 2 AS s FROM temporal_outbox.outbox_events WHERE id = $1`, [id])).rows[0].s);
     assert.match((await outboxCli('relay', 'redrive', '--id', String(id), '--reason', 'payload fixed')).stdout, new RegExp(`re-driven: ${id}$`, 'm'));
-    await eventually('the re-driven row is published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE id = $1 AND published_at IS NOT NULL`, [id])).rowCount === 1, 60_000);
+    await eventually('the re-driven row is published', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE id = $1 AND published_at IS NOT NULL`, [id])).rowCount === 1, 60_000);
     assert.equal((await onTopic()).filter((x) => x === 'fixed-1').length, 1, 'published exactly once');
     assert.match((await outboxCli('relay', 'redrive', '--id', String(id))).stdout, /nothing to re-drive/);
 

@@ -39,12 +39,12 @@ describe('relay scaled over two worker processes, one killed mid-stream', functi
     const total = 20_000;
     const insertChunk = (from: number) =>
       db.pool.query(
-        `INSERT INTO outbox_events (event_type, payload, event_key)
+        `INSERT INTO temporal_outbox.outbox_events (event_type, payload, event_key)
          SELECT 'payment_confirmed', jsonb_build_object('event_id', 'scale-' || g, 'type', 'payment_confirmed', 'account_id', g % 50, 'amount', 1, 'seq', g), 'acct-' || (g % 50)
            FROM generate_series($1::int, $1::int + 999) g`,
         [from],
       );
-    const published = async () => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NOT NULL`)).rows[0].n);
+    const published = async () => Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NOT NULL`)).rows[0].n);
     let next = 1;
     for (; next <= total / 2; next += 1000) await insertChunk(next);
     await eventually('a third published', async () => (await published()) >= total / 3, 120_000, 50);

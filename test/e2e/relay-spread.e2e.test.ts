@@ -51,7 +51,7 @@ describe('relay shards spread over the relay workers that are running, and come 
         const from = seq + 1;
         seq += 50;
         await db.pool.query(
-          `INSERT INTO outbox_events (event_type, payload, event_key)
+          `INSERT INTO temporal_outbox.outbox_events (event_type, payload, event_key)
            SELECT 'payment_confirmed', jsonb_build_object('event_id', 'spread-' || g, 'type', 'payment_confirmed', 'account_id', g % ${KEYS}, 'amount', 1, 'seq', g), 'acct-' || (g % ${KEYS})
              FROM generate_series($1::int, $2::int) g`,
           [from, seq],
@@ -133,7 +133,7 @@ describe('relay shards spread over the relay workers that are running, and come 
     load = undefined;
     await eventually(
       'every event published',
-      async () => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n) === 0,
+      async () => Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rows[0].n) === 0,
       120_000,
       500,
     );

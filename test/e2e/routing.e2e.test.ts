@@ -41,10 +41,10 @@ describe('routing end to end: outbox → topic by event type → two independent
 
   it('publishes each type to its topic and both consumers apply every event once, each under its own name', async () => {
     // Outbox rows from a plain-SQL producer: 20 credits and 5 shipments.
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload)
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload)
       SELECT 'payment_confirmed', jsonb_build_object('event_id', 'pay-' || g, 'type', 'payment_confirmed', 'account_id', 1 + g % 2, 'amount', g)
       FROM generate_series(1, 20) g`);
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload)
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload)
       SELECT 'order_shipped', jsonb_build_object('event_id', 'ship-' || g, 'type', 'order_shipped', 'order_id', 'order-' || g,
                                                  'carrier', 'DHL', 'tracking_number', 'T' || g, 'shipped_at', '2026-12-03T10:00:00Z')
       FROM generate_series(1, 5) g`);
@@ -53,7 +53,7 @@ describe('routing end to end: outbox → topic by event type → two independent
     relay = new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: payments, KAFKA_TOPIC_ROUTES: routes, KAFKA_PARTITIONS: '2', RELAY_TASK_QUEUE: relayQueue });
     await relay.waitUntilRunning();
     await startShard(temporal.client, relayQueue, { shardIndex: 0, shardCount: 1, batchSize: 100 });
-    await eventually('every outbox row published', async () => (await db.pool.query('SELECT 1 FROM outbox_events WHERE published_at IS NULL')).rowCount === 0, 120_000);
+    await eventually('every outbox row published', async () => (await db.pool.query('SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL')).rowCount === 0, 120_000);
 
     const onPayments = await readWholeTopic(payments);
     const onOrders = await readWholeTopic(orders);
@@ -84,7 +84,7 @@ describe('routing end to end: outbox → topic by event type → two independent
       (await groupCaughtUp(kafka, ledgerEnv.CONSUMER_GROUP, payments)),
     );
 
-    const inbox = await db.pool.query<{ consumer: string; n: number }>(`SELECT consumer, count(*)::int AS n FROM inbox_processed_events GROUP BY consumer ORDER BY consumer`);
+    const inbox = await db.pool.query<{ consumer: string; n: number }>(`SELECT consumer, count(*)::int AS n FROM temporal_outbox.inbox_processed_events GROUP BY consumer ORDER BY consumer`);
     assert.deepEqual(inbox.rows, [
       { consumer: 'billing', n: 25 },
       { consumer: 'ledger', n: 20 },

@@ -105,16 +105,16 @@ describe('pipeline end to end on Temporal\'s own server (TEMPORAL_SERVER=postgre
     for (const e of events) expected.set(e.account_id, expected.get(e.account_id)! + e.amount);
     assert.notDeepEqual(await balances(accounts), expected, 'nothing credited before the events are committed');
 
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) SELECT 'payment_confirmed', e FROM unnest($1::jsonb[]) AS e`, [events.map((e) => JSON.stringify(e))]);
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) SELECT 'payment_confirmed', e FROM unnest($1::jsonb[]) AS e`, [events.map((e) => JSON.stringify(e))]);
     await eventually('every account credited', async () => sameBalances(await balances(accounts), expected), 120_000);
-    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events`)).rows[0].n, events.length);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events`)).rows[0].n, events.length);
 
     // The BRIEF: setting published_at back to NULL publishes the row again; the inbox absorbs it.
-    await db.pool.query(`UPDATE outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'ts-7'`);
-    await eventually('row re-published', async () => (await db.pool.query('SELECT 1 FROM outbox_events WHERE published_at IS NULL')).rowCount === 0, 120_000);
+    await db.pool.query(`UPDATE temporal_outbox.outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'ts-7'`);
+    await eventually('row re-published', async () => (await db.pool.query('SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL')).rowCount === 0, 120_000);
     await new Promise((r) => setTimeout(r, 3000));
     assert.deepEqual(await balances(accounts), expected);
-    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events`)).rows[0].n, events.length);
+    assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events`)).rows[0].n, events.length);
   });
 
   it('lists the relay and the credit workflows from SQL visibility, custom search attributes included', async () => {

@@ -22,8 +22,8 @@ import type { EventBatch } from '../../workflows/inbox/contract';
 
 // The Temporal Web UI (the dev server's, :8233) in a real headless Chromium while a pipeline of
 // this test's own runs (relay and consumer processes, retention and audit schedules, traffic):
-// what the README says an operator sees there must be there. Screenshots are saved
-// (UI_SCREENSHOT_DIR=docs/screenshots refreshes the README's).
+// what docs/demo.md says an operator sees there must be there. Screenshots are saved
+// (UI_SCREENSHOT_DIR=docs/screenshots refreshes docs/demo.md's).
 describe('the Temporal UI in a real browser, while the pipeline runs', function () {
   this.timeout(300_000);
   let db: TestDatabase;
@@ -67,7 +67,7 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
       const from = sent + 1;
       sent += 20;
       await db.pool.query(
-        `INSERT INTO outbox_events (event_type, payload)
+        `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
          SELECT 'payment_confirmed', jsonb_build_object('event_id', 'ui-' || g, 'type', 'payment_confirmed', 'account_id', 1 + g % 20, 'amount', 100 + g)
            FROM generate_series($1::int, $2::int) g`,
         [from, sent],
@@ -207,12 +207,12 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
   it('shows an audit run with its findings', async () => {
     await db.pool.query(`UPDATE accounts SET balance = balance + 1 WHERE account_id = 5`);
     const { workflowId, runId, report } = await triggerAuditRun(temporal.client, config.audit.scheduleId);
-    assert.equal(report.invariant.mismatches.listed[0]?.accountId, '5');
+    assert.equal(report.checks.find((c) => c.name === 'balanceMismatches')?.findings.listed[0]?.detail?.accountId, '5');
     await page.goto(ui(`/workflows/${encodeURIComponent(workflowId)}/${runId}/history`));
     await waitForText(/reconciliationWorkflow/);
     await page.getByRole('tab', { name: /User Metadata/i }).click();
     await waitForText(/Outbox reconciliation: DRIFT/, { refresh: true });
-    assert.match(await text(), /account 5: balance \d+, expected \d+ \(difference 1\)/);
+    assert.match(await text(), /account 5: balance \d+ but opening balance \+ applied credits = \d+ \(difference 1\)/);
     await shot('audit-run');
   });
 });

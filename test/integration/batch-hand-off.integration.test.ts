@@ -44,7 +44,7 @@ describe('batch hand-off to the activity (real dev server, real PostgreSQL)', fu
     data: ids.map((_, i) => ({ n: i })),
     payloadHashes: ids.map((id) => `h-${id}`),
   });
-  const appliedIds = async () => (await db.pool.query<{ event_id: string }>('SELECT event_id FROM inbox_processed_events WHERE consumer = $1 ORDER BY event_id', [consumer])).rows.map((r) => r.event_id);
+  const appliedIds = async () => (await db.pool.query<{ event_id: string }>('SELECT event_id FROM temporal_outbox.inbox_processed_events WHERE consumer = $1 ORDER BY event_id', [consumer])).rows.map((r) => r.event_id);
 
   before(async () => {
     const config = loadConfig();

@@ -114,7 +114,7 @@ describe('bounded waits', function () {
       const cause = failure.cause as { type?: string; message?: string } | undefined;
       assert.equal(cause?.type, 'TypeError');
       assert.match(String(cause?.message), /Cannot read properties of undefined/);
-      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events WHERE consumer = 'bug'`);
+      const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events WHERE consumer = 'bug'`);
       assert.equal(rows[0].n, 0, 'rolled back: nothing recorded as applied');
     } finally {
       await clientConnection.close();

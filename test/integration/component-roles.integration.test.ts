@@ -71,36 +71,36 @@ describe('component roles: each worker connects with a role that can do only its
     assert.ok(id > 0, 'the producer role enqueues');
     const table = {
       // The relay reads and marks the outbox; it cannot touch accounts, the inbox, or delete.
-      'relay reads outbox': [await attempt('relay', `SELECT payload FROM outbox_events`), 'ok'],
-      'relay marks published': [await attempt('relay', `UPDATE outbox_events SET published_at = now() WHERE id = $1`, [id]), 'ok'],
+      'relay reads outbox': [await attempt('relay', `SELECT payload FROM temporal_outbox.outbox_events`), 'ok'],
+      'relay marks published': [await attempt('relay', `UPDATE temporal_outbox.outbox_events SET published_at = now() WHERE id = $1`, [id]), 'ok'],
       'relay reads accounts': [await attempt('relay', `SELECT balance FROM accounts`), DENIED],
       'relay credits accounts': [await attempt('relay', `UPDATE accounts SET balance = balance + 1`), DENIED],
-      'relay deletes outbox rows': [await attempt('relay', `DELETE FROM outbox_events`), DENIED],
-      'relay rewrites a payload': [await attempt('relay', `UPDATE outbox_events SET payload = '{}'`), DENIED],
-      'relay writes the inbox': [await attempt('relay', `INSERT INTO inbox_processed_events (consumer, event_id) VALUES ('x', 'y')`), DENIED],
+      'relay deletes outbox rows': [await attempt('relay', `DELETE FROM temporal_outbox.outbox_events`), DENIED],
+      'relay rewrites a payload': [await attempt('relay', `UPDATE temporal_outbox.outbox_events SET payload = '{}'`), DENIED],
+      'relay writes the inbox': [await attempt('relay', `INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id) VALUES ('x', 'y')`), DENIED],
       // The consumer applies credits through the inbox; the outbox is not its business.
-      'consumer records an event': [await attempt('consumer', `INSERT INTO inbox_processed_events (consumer, event_id) VALUES ('t', 'role-1')`), 'ok'],
+      'consumer records an event': [await attempt('consumer', `INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id) VALUES ('t', 'role-1')`), 'ok'],
       'consumer credits': [await attempt('consumer', `UPDATE accounts SET balance = balance + 5 WHERE account_id = 1`), 'ok'],
-      'consumer deletes outbox rows': [await attempt('consumer', `DELETE FROM outbox_events`), DENIED],
-      'consumer reads the outbox': [await attempt('consumer', `SELECT 1 FROM outbox_events`), DENIED],
+      'consumer deletes outbox rows': [await attempt('consumer', `DELETE FROM temporal_outbox.outbox_events`), DENIED],
+      'consumer reads the outbox': [await attempt('consumer', `SELECT 1 FROM temporal_outbox.outbox_events`), DENIED],
       // Granted by 0043: a handler's refused event (unknown account) has the inbox row it just
       // wrote removed in the same transaction before it is parked. Narrowing this (a savepoint
       // instead of a DELETE) is open work; truncating the inbox is still refused.
-      'consumer forgets inbox ids': [await attempt('consumer', `DELETE FROM inbox_processed_events WHERE consumer = 'nobody'`), 'ok'],
-      'consumer truncates the inbox': [await attempt('consumer', `TRUNCATE inbox_processed_events`), DENIED],
+      'consumer forgets inbox ids': [await attempt('consumer', `DELETE FROM temporal_outbox.inbox_processed_events WHERE consumer = 'nobody'`), 'ok'],
+      'consumer truncates the inbox': [await attempt('consumer', `TRUNCATE temporal_outbox.inbox_processed_events`), DENIED],
       'consumer creates accounts': [await attempt('consumer', `INSERT INTO accounts (account_id) VALUES (99)`), DENIED],
       // Retention deletes; it cannot write events or money.
-      'retention deletes published rows': [await attempt('retention', `DELETE FROM outbox_events WHERE published_at < now() - interval '1 day'`), 'ok'],
-      'retention inserts events': [await attempt('retention', `INSERT INTO outbox_events (event_type, payload) VALUES ('x', '{}')`), DENIED],
+      'retention deletes published rows': [await attempt('retention', `DELETE FROM temporal_outbox.outbox_events WHERE published_at < now() - interval '1 day'`), 'ok'],
+      'retention inserts events': [await attempt('retention', `INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('x', '{}')`), DENIED],
       'retention touches accounts': [await attempt('retention', `UPDATE accounts SET balance = 0`), DENIED],
       // Producers write events; they cannot read other events' payloads, publish or credit.
-      'producer reads payloads': [await attempt('producer', `SELECT payload FROM outbox_events`), DENIED],
-      'producer marks published': [await attempt('producer', `UPDATE outbox_events SET published_at = now()`), DENIED],
+      'producer reads payloads': [await attempt('producer', `SELECT payload FROM temporal_outbox.outbox_events`), DENIED],
+      'producer marks published': [await attempt('producer', `UPDATE temporal_outbox.outbox_events SET published_at = now()`), DENIED],
       'producer credits': [await attempt('producer', `UPDATE accounts SET balance = 1`), DENIED],
-      'producer deletes': [await attempt('producer', `DELETE FROM outbox_events`), DENIED],
+      'producer deletes': [await attempt('producer', `DELETE FROM temporal_outbox.outbox_events`), DENIED],
       // 0052: the insert trigger, running as the producer, reads the shard count to name the shards it wakes.
-      'producer reads the shard count': [await attempt('producer', `SELECT shard_count FROM outbox_relay_layout`), 'ok'],
-      'producer changes the shard layout': [await attempt('producer', `UPDATE outbox_relay_layout SET shard_count = 3`), DENIED],
+      'producer reads the shard count': [await attempt('producer', `SELECT shard_count FROM temporal_outbox.outbox_relay_layout`), 'ok'],
+      'producer changes the shard layout': [await attempt('producer', `UPDATE temporal_outbox.outbox_relay_layout SET shard_count = 3`), DENIED],
     };
     const outcome = Object.fromEntries(Object.entries(table).map(([k, [got]]) => [k, got]));
     const expected = Object.fromEntries(Object.entries(table).map(([k, [, want]]) => [k, want]));
@@ -125,7 +125,7 @@ describe('component roles: each worker connects with a role that can do only its
     });
 
     it('publishes, credits and cleans up, and no password reaches any log', async () => {
-      await db.pool.query(`UPDATE accounts SET balance = 0; DELETE FROM inbox_processed_events; DELETE FROM outbox_events`);
+      await db.pool.query(`UPDATE accounts SET balance = 0; DELETE FROM temporal_outbox.inbox_processed_events; DELETE FROM temporal_outbox.outbox_events`);
       // RELAY_/CONSUMER_DATABASE_URL carry the role; DATABASE_URL (owner) stays for the worker's
       // own setup only: topics. The workers' queries all go through their role's URL.
       const relayQueue = uniqueName('roles-relay');
@@ -141,11 +141,11 @@ describe('component roles: each worker connects with a role that can do only its
       }
       const balances = async () => (await db.pool.query(`SELECT account_id::int, balance::int FROM accounts ORDER BY 1`)).rows.map((r) => r.balance);
       await eventually('credited under the consumer role', async () => JSON.stringify(await balances()) === JSON.stringify([190, 200]), 180_000, 500);
-      assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n, 0, 'published under the relay role');
+      assert.equal((await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rows[0].n, 0, 'published under the relay role');
 
       // Retention under its role: published rows older than the cutoff go, and old inbox ids.
-      await db.pool.query(`UPDATE outbox_events SET published_at = now() - interval '2 days', created_at = now() - interval '2 days'`);
-      await db.pool.query(`UPDATE inbox_processed_events SET processed_at = now() - interval '30 days'`);
+      await db.pool.query(`UPDATE temporal_outbox.outbox_events SET published_at = now() - interval '2 days', created_at = now() - interval '2 days'`);
+      await db.pool.query(`UPDATE temporal_outbox.inbox_processed_events SET processed_at = now() - interval '30 days'`);
       const cutoff = new Date(Date.now() - 86_400_000);
       const walk = await planOutboxWalk(pools.retention, cutoff);
       const swept = await sweepPublishedOutbox(pools.retention, { cutoff, fromId: walk.fromId!, untilId: walk.untilId!, batchSize: 1000, deadline: Date.now() + 60_000 });

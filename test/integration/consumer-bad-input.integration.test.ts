@@ -82,11 +82,11 @@ describe('consumer: bad input is parked with its reason and consumption continue
       { account_id: 1, balance: 300 },
       { account_id: 2, balance: 7 },
     ]);
-    const hostile = await db.pool.query('SELECT event_id FROM inbox_processed_events WHERE event_id = $1', [hostileId]);
+    const hostile = await db.pool.query('SELECT event_id FROM temporal_outbox.inbox_processed_events WHERE event_id = $1', [hostileId]);
     assert.equal(hostile.rowCount, 1, 'a hostile event id is just data');
 
     const parked = await db.pool.query<{ at_offset: string; reason: string; raw_value: string | null }>(
-      'SELECT kafka_offset::text AS at_offset, reason, raw_value FROM inbox_parked_events ORDER BY kafka_offset',
+      'SELECT kafka_offset::text AS at_offset, reason, raw_value FROM temporal_outbox.inbox_parked_events ORDER BY kafka_offset',
     );
     assert.equal(parked.rowCount, cases.length);
     cases.forEach((c, i) => {
@@ -118,7 +118,7 @@ describe('consumer: bad input is parked with its reason and consumption continue
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group: replayGroup, taskQueue: uniqueName('bad-queue'), partitions: 1 }));
     await waitUntilRunning(consumer);
     await eventually('the replay group to finish', () => groupCaughtUp(testKafka(), replayGroup, topic.topic));
-    const parked = await db.pool.query('SELECT count(*)::int AS n FROM inbox_parked_events');
+    const parked = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_parked_events');
     assert.equal(parked.rows[0].n, cases.length);
     const balances = await db.pool.query('SELECT balance::int FROM accounts ORDER BY account_id');
     assert.deepEqual(balances.rows.map((r) => r.balance), [300, 7]);

@@ -34,7 +34,7 @@ describe('consumer: conflicting duplicates are parked, identical ones absorbed',
   const balances = async () => (await db.pool.query('SELECT account_id::int, balance::int FROM accounts ORDER BY account_id')).rows;
   const parked = async () =>
     (await db.pool.query<{ event_id: string; reason: string; raw_value: string; applied_value: string | null; applied_payload_hash: string | null }>(
-      'SELECT event_id, reason, raw_value, applied_value, applied_payload_hash FROM inbox_parked_events ORDER BY kafka_offset',
+      'SELECT event_id, reason, raw_value, applied_value, applied_payload_hash FROM temporal_outbox.inbox_parked_events ORDER BY kafka_offset',
     )).rows;
 
   it('within one batch: the first version is applied, an identical repeat is a duplicate, a different one is parked beside it', async () => {
@@ -65,7 +65,7 @@ describe('consumer: conflicting duplicates are parked, identical ones absorbed',
   });
 
   it('across batches: an identical redelivery is silent, a different payload for an applied id is parked with the applied hash', async () => {
-    const hashBefore = (await db.pool.query(`SELECT payload_hash FROM inbox_processed_events WHERE event_id = 'evt-a'`)).rows[0].payload_hash as string;
+    const hashBefore = (await db.pool.query(`SELECT payload_hash FROM temporal_outbox.inbox_processed_events WHERE event_id = 'evt-a'`)).rows[0].payload_hash as string;
     assert.match(hashBefore, /^[0-9a-f]{32}$/, 'the inbox row keeps the applied payload hash');
 
     await produceEvents(kafka, topic.topic, [{ event_id: 'evt-a', account_id: 1, amount: 100 }]);

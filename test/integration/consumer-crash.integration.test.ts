@@ -34,7 +34,7 @@ describe('consumer: kill -9 mid-batch, restart, balances exact', () => {
     await db?.drop();
   });
 
-  const inboxCount = async () => (await db.pool.query('SELECT count(*)::int AS n FROM inbox_processed_events')).rows[0].n as number;
+  const inboxCount = async () => (await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events')).rows[0].n as number;
 
   it('loses nothing and credits nothing twice', async () => {
     const applyWorkflows = async (status?: 'Running') =>

@@ -36,7 +36,7 @@ describe('consumer: dead letters never stall a partition; redrive credits once',
     (
       await db.pool.query(
         `SELECT id::text, event_id, reason, dead_letter_state, dead_letter_error, dead_letter_value IS NOT NULL AS keeps_bytes, redriven_at
-           FROM inbox_parked_events WHERE topic = $1 ORDER BY kafka_offset`,
+           FROM temporal_outbox.inbox_parked_events WHERE topic = $1 ORDER BY kafka_offset`,
         [topic],
       )
     ).rows;

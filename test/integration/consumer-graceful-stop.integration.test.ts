@@ -34,7 +34,7 @@ describe('consumer: a graceful stop commits the offsets of what it applied', fun
     await db?.drop();
   });
 
-  const applied = async () => (await db.pool.query('SELECT count(*)::int AS n FROM inbox_processed_events')).rows[0].n as number;
+  const applied = async () => (await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events')).rows[0].n as number;
 
   it('SIGTERM mid-flow: exits 0 and every partition\'s committed offset is exactly what it applied', async () => {
     // Event `p<partition>-<i>` sits at offset i of its partition (a fresh topic).
@@ -64,7 +64,7 @@ describe('consumer: a graceful stop commits the offsets of what it applied', fun
     await admin.disconnect();
     for (let p = 0; p < PARTITIONS; p++) {
       const { rows } = await db.pool.query<{ n: number; max: number | null }>(
-        `SELECT count(*)::int AS n, max(split_part(event_id, '-', 2)::int) AS max FROM inbox_processed_events WHERE event_id LIKE $1`,
+        `SELECT count(*)::int AS n, max(split_part(event_id, '-', 2)::int) AS max FROM temporal_outbox.inbox_processed_events WHERE event_id LIKE $1`,
         [`p${p}-%`],
       );
       const appliedHere = rows[0]!.n;

@@ -97,17 +97,17 @@ describe('consumer: handlers per event type, routed topics, unknown types', func
       { order_id: 'order-1', event_id: 'ship-1', carrier: 'DHL' },
       { order_id: 'order-3', event_id: 'ship-4', carrier: 'DHL' },
     ]);
-    const inbox = await db.pool.query(`SELECT event_id FROM inbox_processed_events WHERE consumer = 'both' ORDER BY event_id`);
+    const inbox = await db.pool.query(`SELECT event_id FROM temporal_outbox.inbox_processed_events WHERE consumer = 'both' ORDER BY event_id`);
     assert.deepEqual(inbox.rows.map((r) => r.event_id), ['pay-1', 'pay-2', 'ship-1', 'ship-4'], 'rejected events leave no inbox row (a re-drive can still apply them)');
 
-    const parked = await db.pool.query(`SELECT event_id, reason FROM inbox_parked_events WHERE consumer = 'both' ORDER BY event_id`);
+    const parked = await db.pool.query(`SELECT event_id, reason FROM temporal_outbox.inbox_parked_events WHERE consumer = 'both' ORDER BY event_id`);
     assert.equal(parked.rowCount, 3);
     assert.deepEqual(parked.rows[0], { event_id: 'pay-3', reason: 'unknown account' });
     assert.equal(parked.rows[1].event_id, 'ship-2');
     assert.match(parked.rows[1].reason, /^order_shipped handler failed: duplicate key value violates unique constraint "shipments_pkey"$/);
     assert.deepEqual(parked.rows[2], { event_id: 'ship-3', reason: 'carrier must be a non-empty string (got "")' });
 
-    const skipped = await db.pool.query(`SELECT event_type, skipped::int FROM inbox_skipped_event_types WHERE consumer = 'both' ORDER BY event_type`);
+    const skipped = await db.pool.query(`SELECT event_type, skipped::int FROM temporal_outbox.inbox_skipped_event_types WHERE consumer = 'both' ORDER BY event_type`);
     assert.deepEqual(skipped.rows, [
       { event_type: 'payment_refunded', skipped: 2 },
       { event_type: hostileType, skipped: 1 },
@@ -156,13 +156,13 @@ describe('consumer: handlers per event type, routed topics, unknown types', func
         { order_id: 'order-10', event_id: 'ship-10' },
         { order_id: 'order-3', event_id: 'ship-4' },
       ]);
-      const inbox = await db2.pool.query(`SELECT consumer, event_id FROM inbox_processed_events ORDER BY consumer, event_id`);
+      const inbox = await db2.pool.query(`SELECT consumer, event_id FROM temporal_outbox.inbox_processed_events ORDER BY consumer, event_id`);
       assert.deepEqual(inbox.rows.map((r) => `${r.consumer}:${r.event_id}`), [
         'payments-only:pay-1', 'payments-only:pay-10', 'payments-only:pay-2',
         'shipping-only:ship-1', 'shipping-only:ship-10', 'shipping-only:ship-4',
       ]);
       // The payments-only consumer never sees order_shipped (another topic) and skipped only the unknown types on its own.
-      const skipped = await db2.pool.query(`SELECT consumer, event_type FROM inbox_skipped_event_types WHERE event_type = 'payment_refunded'`);
+      const skipped = await db2.pool.query(`SELECT consumer, event_type FROM temporal_outbox.inbox_skipped_event_types WHERE event_type = 'payment_refunded'`);
       assert.deepEqual(skipped.rows, [{ consumer: 'payments-only', event_type: 'payment_refunded' }]);
     } finally {
       for (const w of workers.splice(1)) await w.stop();
@@ -174,12 +174,12 @@ describe('consumer: handlers per event type, routed topics, unknown types', func
     const group = uniqueName('handlers-park');
     await start(env({ group, consumer: 'parker', handlers: 'payment_confirmed', extra: { CONSUMER_UNKNOWN_EVENT_TYPES: 'park' } }));
     await eventually('the parking consumer caught up', () => groupCaughtUp(kafka, group, payments));
-    const parked = await db.pool.query(`SELECT event_id, reason FROM inbox_parked_events WHERE consumer = 'parker' AND event_id LIKE 'refund-%' ORDER BY event_id`);
+    const parked = await db.pool.query(`SELECT event_id, reason FROM temporal_outbox.inbox_parked_events WHERE consumer = 'parker' AND event_id LIKE 'refund-%' ORDER BY event_id`);
     assert.deepEqual(parked.rows, [
       { event_id: 'refund-1', reason: 'no handler for event type "payment_refunded" in consumer "parker"' },
       { event_id: 'refund-2', reason: 'no handler for event type "payment_refunded" in consumer "parker"' },
     ]);
-    const skipped = await db.pool.query(`SELECT count(*)::int AS n FROM inbox_skipped_event_types WHERE consumer = 'parker'`);
+    const skipped = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_skipped_event_types WHERE consumer = 'parker'`);
     assert.equal(skipped.rows[0].n, 0);
     const dead = await readTopic(kafka, dlq, 1);
     assert.equal(dead.filter((d) => d.eventId.startsWith('refund-')).length, 0, 'unknown types are never dead-lettered');

@@ -26,7 +26,7 @@ describe('consumer: 10,000 events with 20% duplicates, then a full replay by a n
   async function assertBalancesExact() {
     const { rows } = await db.pool.query<{ account_id: string; balance: string }>('SELECT account_id, balance FROM accounts ORDER BY account_id');
     for (const row of rows) assert.equal(Number(row.balance), expected.get(Number(row.account_id)) ?? 0, `account ${row.account_id}`);
-    const inbox = await db.pool.query('SELECT count(*)::int AS n FROM inbox_processed_events');
+    const inbox = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events');
     assert.equal(inbox.rows[0].n, 8_000, 'one inbox row per unique event');
   }
 

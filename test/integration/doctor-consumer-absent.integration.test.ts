@@ -36,7 +36,7 @@ describe('doctor: events wait and no consumer runs', function () {
     const config = loadConfig({ ...process.env, ...env });
     await db.pool.query('INSERT INTO accounts (account_id) VALUES (1), (2), (3)');
     // A credit applied a moment ago: the old rule (nothing applied for a day) sees no problem.
-    await db.pool.query(`INSERT INTO inbox_processed_events (consumer, event_id) VALUES ($1, 'earlier-credit')`, [config.consumer.inboxName]);
+    await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id) VALUES ($1, 'earlier-credit')`, [config.consumer.inboxName]);
     const before = await consumerLagCheck({ db: db.pool, config });
     assert.equal(before.status, 'ok', 'nothing waits yet');
 

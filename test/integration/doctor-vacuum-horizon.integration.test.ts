@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { Client } from 'pg';
 import { loadConfig, type Config } from '../../src/config/env';
-import { migrate } from '../../src/db/migrate';
 import { pollPlanCheck } from '../../src/doctor/checks/poll-plan';
 import { vacuumHorizonCheck } from '../../src/doctor/checks/vacuum-horizon';
 import type { CheckResult } from '../../src/doctor/types';
@@ -10,6 +9,7 @@ import { readHorizonAgeSeconds } from '../../src/outbox/queries/read-horizon-age
 import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
 import { uniqueName } from '../kit/ids';
 import { isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
+import { migrateWithExample } from '../kit/database';
 
 // Each kind of vacuum-horizon holder, held for real, and the doctor naming it. On a PostgreSQL of
 // its own (test/kit/isolated-stack.ts): replication slots hold the horizon of the whole
@@ -56,7 +56,7 @@ describe('doctor: what holds vacuum back, named (isolated PostgreSQL)', function
     await admin.end();
     await stopPostgres(paths);
     await ensurePostgres(stack.config, paths, noLog);
-    await migrate(stack.config.database.url);
+    await migrateWithExample(stack.config.database.url);
     config = loadConfig({ ...stack.env, DOCTOR_MAX_HORIZON_AGE_MS: String(HOLD_MS) });
   });
   afterEach(async () => {
@@ -77,14 +77,14 @@ describe('doctor: what holds vacuum back, named (isolated PostgreSQL)', function
 
   it('names a long REPEATABLE READ session by pid, and the poll-plan check stops advising VACUUM', async () => {
     const c = await connect();
-    await c.query(`INSERT INTO outbox_events (event_type, payload) SELECT 't', jsonb_build_object('event_id', g) FROM generate_series(1, 400000) g`);
+    await c.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) SELECT 't', jsonb_build_object('event_id', g) FROM generate_series(1, 400000) g`);
     assert.equal(named(await runCheck(vacuumHorizonCheck), 'pid'), undefined, 'nothing held yet');
     assert.ok((await readHorizonAgeSeconds(c)) < HOLD_MS / 1000, 'nor by the gauge');
 
     const reader = await connect();
     const pid = await pidOf(reader);
     await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-    await reader.query('SELECT count(*) FROM outbox_events');
+    await reader.query('SELECT count(*) FROM temporal_outbox.outbox_events');
     const longQuery = reader.query('SELECT pg_sleep(120)').catch(() => undefined); // active, snapshot held
     cleanups.push(async () => {
       await c.query('SELECT pg_terminate_backend($1)', [pid]);
@@ -92,7 +92,7 @@ describe('doctor: what holds vacuum back, named (isolated PostgreSQL)', function
     });
     // Published while the snapshot is held: 400,000 dead entries in the pending index. (The check
     // flags a poll over 5 ms; 100,000 once measured 4.7 ms on a quiet machine, under the line.)
-    await c.query(`UPDATE outbox_events SET published_at = now()`);
+    await c.query(`UPDATE temporal_outbox.outbox_events SET published_at = now()`);
     await pause(HOLD_MS + 100);
 
     const metricDb = await connect();

@@ -67,7 +67,7 @@ describe('doctor', function () {
     const report = await runDoctor(loadConfig({ ...process.env, ...env }));
     const schedule = check(report, 'retention-schedule');
     assert.equal(schedule.status, 'fail');
-    assert.match(schedule.problems[0]!.fix, /npm run retention:schedule/);
+    assert.match(schedule.problems[0]!.fix, /npx temporal-outbox retention schedule/);
     assert.equal(report.healthy, false);
   });
 
@@ -80,7 +80,7 @@ describe('doctor', function () {
     } finally {
       await connection.close();
     }
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) SELECT 'payment_confirmed', jsonb_build_object('event_id', 'e' || g) FROM generate_series(1, 20) g`);
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) SELECT 'payment_confirmed', jsonb_build_object('event_id', 'e' || g) FROM generate_series(1, 20) g`);
     const report = await runDoctor(config);
     assert.equal(report.healthy, true, JSON.stringify(report.checks.filter((c) => c.status === 'fail'), null, 2));
     const poll = check(report, 'poll-plan');
@@ -94,13 +94,13 @@ describe('doctor', function () {
   });
 
   it('flags an outbox far larger than the window implies, and is satisfied once retention ran', async () => {
-    await db.pool.query(`DELETE FROM outbox_events`);
+    await db.pool.query(`DELETE FROM temporal_outbox.outbox_events`);
     await seedScene(db.pool, { rows: 200_000, perDay: 50_000, pending: 10, parked: 5 });
-    await db.pool.query('ANALYZE outbox_events');
+    await db.pool.query('ANALYZE temporal_outbox.outbox_events');
     const config = loadConfig({ ...process.env, ...env });
     let outbox = check(await runDoctor(config), 'outbox-table');
     assert.equal(outbox.status, 'fail');
-    assert.ok(outbox.problems.some((p) => /older than twice the retention window/.test(p.message) && /retention:schedule/.test(p.fix)));
+    assert.ok(outbox.problems.some((p) => /older than twice the retention window/.test(p.message) && /retention schedule/.test(p.fix)));
 
     const cutoff = await databaseTimeAgo(db.pool, DAY);
     const walk = await planOutboxWalk(db.pool, cutoff);
@@ -110,10 +110,10 @@ describe('doctor', function () {
   });
 
   it('exits non-zero without the partial index and prints the CREATE INDEX statement (CLI, text and --json)', async () => {
-    await db.pool.query('DROP INDEX outbox_events_pending_idx');
+    await db.pool.query('DROP INDEX temporal_outbox.outbox_events_pending_idx');
     const text = await doctorCli(env);
     assert.equal(text.code, 1);
-    assert.match(text.stdout, /fix: CREATE INDEX CONCURRENTLY outbox_events_pending_idx ON outbox_events \(id\) WHERE published_at IS NULL AND parked_at IS NULL;/);
+    assert.match(text.stdout, /fix: CREATE INDEX CONCURRENTLY outbox_events_pending_idx ON temporal_outbox.outbox_events \(id\) WHERE published_at IS NULL AND parked_at IS NULL;/);
     assert.match(text.stdout, /does not use outbox_events_pending_idx/);
 
     const json = await doctorCli(env, ['--json']);
@@ -125,7 +125,7 @@ describe('doctor', function () {
 
     // The fix it names works: run it, and the doctor is satisfied again.
     await db.pool.query(check(report, 'pending-index').problems[0]!.fix);
-    await db.pool.query('ANALYZE outbox_events');
+    await db.pool.query('ANALYZE temporal_outbox.outbox_events');
     const after = await runDoctor(loadConfig({ ...process.env, ...env }));
     assert.equal(check(after, 'pending-index').status, 'ok');
     assert.equal(check(after, 'poll-plan').facts.find((f) => f.label === 'uses outbox_events_pending_idx')?.value, true);

@@ -9,12 +9,12 @@ describe('enqueue: an outbox row inside the caller’s transaction', () => {
     db = await createTestDatabase();
   });
   after(async () => db?.drop());
-  beforeEach(async () => db.pool.query('TRUNCATE outbox_events'));
+  beforeEach(async () => db.pool.query('TRUNCATE temporal_outbox.outbox_events'));
 
   it('commits with the caller’s transaction and generates an event id when absent', async () => {
     const result = await inTransaction(db.pool, (client) => enqueue(client, { eventType: 'payment_confirmed', payload: { type: 'payment_confirmed', account_id: 9, amount: 100 } }));
     assert.match(result.eventId, /^[0-9a-f-]{36}$/);
-    const { rows } = await db.pool.query(`SELECT id, event_type, payload, event_key, published_at FROM outbox_events`);
+    const { rows } = await db.pool.query(`SELECT id, event_type, payload, event_key, published_at FROM temporal_outbox.outbox_events`);
     assert.equal(rows.length, 1);
     assert.equal(Number(rows[0].id), result.id);
     assert.deepEqual(rows[0].payload, { event_id: result.eventId, type: 'payment_confirmed', account_id: 9, amount: 100 });
@@ -29,12 +29,12 @@ describe('enqueue: an outbox row inside the caller’s transaction', () => {
       }),
       /business rule failed/,
     );
-    assert.equal((await db.pool.query(`SELECT 1 FROM outbox_events`)).rowCount, 0);
+    assert.equal((await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events`)).rowCount, 0);
   });
 
   it('keeps a caller-supplied event id, key and headers', async () => {
     await enqueue(db.pool, { eventType: 'x', payload: { event_id: 'mine' }, key: 'acct-1', headers: { traceparent: 'abc' } });
-    const { rows } = await db.pool.query(`SELECT payload, event_key, headers FROM outbox_events`);
+    const { rows } = await db.pool.query(`SELECT payload, event_key, headers FROM temporal_outbox.outbox_events`);
     assert.deepEqual(rows[0], { payload: { event_id: 'mine' }, event_key: 'acct-1', headers: { traceparent: 'abc' } });
   });
 
@@ -48,7 +48,7 @@ describe('enqueue: an outbox row inside the caller’s transaction', () => {
     for (const [input, message] of bad) {
       await assert.rejects(enqueue(db.pool, input as never), (err: Error) => err instanceof EnqueueValidationError && message.test(err.message));
     }
-    assert.equal((await db.pool.query(`SELECT 1 FROM outbox_events`)).rowCount, 0);
+    assert.equal((await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events`)).rowCount, 0);
   });
 
   it('makes a second transaction on the same key wait, so id order is commit order for that key', async () => {

@@ -29,16 +29,16 @@ describe('inbox retention horizon', () => {
 
     it('deletes only ids older than the horizon, in bounded batches, and a redelivery of a kept id is still a duplicate', async () => {
       // 2,500 ids processed 30 days ago, 500 processed 1 hour ago.
-      await db.pool.query(`INSERT INTO inbox_processed_events (consumer, event_id, processed_at)
+      await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, processed_at)
         SELECT 'payments-credit', 'old-' || g, now() - interval '30 days' + g * interval '1 second' FROM generate_series(1, 2500) g`);
-      await db.pool.query(`INSERT INTO inbox_processed_events (consumer, event_id, processed_at)
+      await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, processed_at)
         SELECT 'payments-credit', 'new-' || g, now() - interval '1 hour' FROM generate_series(1, 500) g`);
 
       const result = await pruneProcessedEvents(db.pool, { horizonMs: 14 * 24 * 3600_000, batchSize: 1000, timeBudgetMs: 60_000 });
       assert.equal(result.deleted, 2500);
       assert.equal(result.batches, 3, '1000 + 1000 + 500');
       assert.equal(result.complete, true);
-      const { rows } = await db.pool.query(`SELECT count(*)::int AS n, bool_and(event_id LIKE 'new-%') AS only_new FROM inbox_processed_events`);
+      const { rows } = await db.pool.query(`SELECT count(*)::int AS n, bool_and(event_id LIKE 'new-%') AS only_new FROM temporal_outbox.inbox_processed_events`);
       assert.deepEqual(rows[0], { n: 500, only_new: true });
 
       await db.pool.query('INSERT INTO accounts (account_id) VALUES (1)');
@@ -55,7 +55,7 @@ describe('inbox retention horizon', () => {
     });
 
     it('stops at its time budget and reports it is not complete', async () => {
-      await db.pool.query(`INSERT INTO inbox_processed_events (consumer, event_id, processed_at)
+      await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, processed_at)
         SELECT 'payments-credit', 'older-' || g, now() - interval '40 days' FROM generate_series(1, 300) g`);
       const result = await pruneProcessedEvents(db.pool, { horizonMs: 14 * 24 * 3600_000, batchSize: 100, timeBudgetMs: 1 });
       assert.equal(result.complete, false);

@@ -35,7 +35,7 @@ describe('inbox: the seed example (evt_9f2 delivered twice)', () => {
 
     const { rows } = await db.pool.query('SELECT balance::int FROM accounts WHERE account_id = 42');
     assert.equal(rows[0].balance, 500);
-    const inbox = await db.pool.query(`SELECT consumer, event_id FROM inbox_processed_events`);
+    const inbox = await db.pool.query(`SELECT consumer, event_id FROM temporal_outbox.inbox_processed_events`);
     assert.deepEqual(inbox.rows, [{ consumer: 'payments-credit', event_id: 'evt_9f2' }]);
     const chunks = consumer.logs.filter((l) => l.msg === 'batch applied');
     const applied = chunks.reduce((n, l) => n + (l.applied as number), 0);

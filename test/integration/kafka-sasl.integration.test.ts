@@ -89,7 +89,7 @@ describe('Kafka SASL SCRAM-SHA-512: the relay and a consumer through an authenti
     // Account 1 gets the even i (100+0, +2, ... +28), account 2 the odd ones.
     const expected = [0, 1].map((odd) => Array.from({ length: 15 }, (_, k) => 100 + 2 * k + odd).reduce((a, b) => a + b, 0));
     await eventually('every event credited through the SASL broker', async () => JSON.stringify(await balances()) === JSON.stringify(expected), 120_000, 500);
-    const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL');
+    const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL');
     assert.equal(rows[0]!.n, 0, 'all published');
     const logs = relay.logLines.join('\n') + relay.stderr + JSON.stringify(consumer.logs) + consumer.stderr.join('');
     assert.ok(!logs.includes(broker.password), 'the SASL password appears in a worker log');

@@ -5,12 +5,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
 import { loadConfig, type Config } from '../../src/config/env';
-import { migrate } from '../../src/db/migrate';
 import { LOCAL_PG_WORKER_LOGINS } from '../../tools/local-stack/local-credentials';
 import { cachePaths } from '../../tools/local-stack/paths';
 import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
 import { socketClient } from '../../tools/local-stack/postgres-auth';
 import { isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
+import { migrateWithExample } from '../kit/database';
 
 // The local stack's PostgreSQL asks for a password on TCP: for a new cluster, and for a cluster
 // initialised by an earlier release with trust authentication once the stack restarts it. Each
@@ -71,7 +71,7 @@ describe('local stack: password authentication and a login per worker', function
   });
 
   it('the worker logins hold only their component roles once the schema is migrated', async () => {
-    await migrate(config.database.url);
+    await migrateWithExample(config.database.url);
     const attempt = async (url: string, sql: string) => {
       const client = new Client({ connectionString: url });
       await client.connect();
@@ -87,11 +87,11 @@ describe('local stack: password authentication and a login per worker', function
     const urls = config.database.workerUrls;
     assert.deepEqual(
       {
-        relayReadsOutbox: await attempt(urls.relay, 'SELECT count(*) FROM outbox_events'),
+        relayReadsOutbox: await attempt(urls.relay, 'SELECT count(*) FROM temporal_outbox.outbox_events'),
         relayReadsAccounts: await attempt(urls.relay, 'SELECT count(*) FROM accounts'),
-        consumerReadsOutbox: await attempt(urls.consumer, 'SELECT count(*) FROM outbox_events'),
-        consumerReadsInbox: await attempt(urls.consumer, 'SELECT count(*) FROM inbox_processed_events'),
-        retentionDeletes: await attempt(urls.retention, `DELETE FROM outbox_events WHERE published_at < now() - interval '1 day'`),
+        consumerReadsOutbox: await attempt(urls.consumer, 'SELECT count(*) FROM temporal_outbox.outbox_events'),
+        consumerReadsInbox: await attempt(urls.consumer, 'SELECT count(*) FROM temporal_outbox.inbox_processed_events'),
+        retentionDeletes: await attempt(urls.retention, `DELETE FROM temporal_outbox.outbox_events WHERE published_at < now() - interval '1 day'`),
         retentionCredits: await attempt(urls.retention, 'UPDATE accounts SET balance = 0'),
       },
       { relayReadsOutbox: 'ok', relayReadsAccounts: '42501', consumerReadsOutbox: '42501', consumerReadsInbox: 'ok', retentionDeletes: 'ok', retentionCredits: '42501' },

@@ -93,8 +93,8 @@ describe('metrics: a real Prometheus scrapes the relay, consumer and retention w
       client.release();
     }
     // One row the relay must park (no event id) and one the consumer must park (unknown account).
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"type":"payment_confirmed","account_id":101,"amount":1}')`);
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"m-ghost","type":"payment_confirmed","account_id":999,"amount":1}')`);
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"type":"payment_confirmed","account_id":101,"amount":1}')`);
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"m-ghost","type":"payment_confirmed","account_id":999,"amount":1}')`);
     // The pending backlog is visible before any relay runs.
     await eventually('pending gauge shows the backlog', async () => ((await value('outbox_pending_events')) ?? 0) >= EVENTS + 1, 30_000, 500);
     assert.ok(((await value('outbox_oldest_pending_age_seconds')) ?? -1) >= 0);
@@ -105,7 +105,7 @@ describe('metrics: a real Prometheus scrapes the relay, consumer and retention w
     await eventually('every event credited', async () => (await credited()) === expected, 120_000);
 
     // An operator re-publishes one row: the relay counts it again, the inbox absorbs it.
-    await db.pool.query(`UPDATE outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'm-0'`);
+    await db.pool.query(`UPDATE temporal_outbox.outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'm-0'`);
 
     await eventually('Prometheus shows the traffic', async () => {
       const published = (await value('sum(outbox_published_events_total{event_type="payment_confirmed"})')) ?? 0;
@@ -140,7 +140,7 @@ describe('metrics: a real Prometheus scrapes the relay, consumer and retention w
     await new Promise((r) => setTimeout(r, 50));
     const report = await temporal.client.workflow.execute<RetentionWorkflow>(RETENTION_WORKFLOW, { taskQueue: retentionQueue, workflowId: uniqueName('metrics-retention-run'), args: [{ windowMs: 1 }] });
     assert.ok(report);
-    const remaining = Number((await db.pool.query('SELECT count(*) AS n FROM outbox_events WHERE published_at IS NOT NULL')).rows[0].n);
+    const remaining = Number((await db.pool.query('SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NOT NULL')).rows[0].n);
     assert.equal(remaining, 0);
     await eventually('retention series', async () =>
       ((await value('sum(retention_rows_deleted_total{table="outbox_events"})')) ?? 0) >= EVENTS + 1 &&

@@ -12,7 +12,7 @@ describe('payments: confirm and enqueue payment_confirmed atomically', () => {
   });
   after(async () => db?.drop());
 
-  const events = async () => (await db.pool.query(`SELECT event_type, payload, event_key FROM outbox_events ORDER BY id`)).rows;
+  const events = async () => (await db.pool.query(`SELECT event_type, payload, event_key FROM temporal_outbox.outbox_events ORDER BY id`)).rows;
 
   it('confirms once and enqueues the seed’s payload shape with the account as key', async () => {
     await createPayment(db.pool, { paymentId: 'pay-1', accountId: 42, amount: 1250 });

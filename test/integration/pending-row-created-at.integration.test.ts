@@ -16,20 +16,20 @@ describe('pending rows: created_at rendered by PostgreSQL as Date#toISOString wo
 
   it('agrees with Date#toISOString for every row, edge microseconds included, in a non-UTC session', async () => {
     await db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload, created_at)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload, created_at)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', 'e-' || g, 'type', 'payment_confirmed'), t
          FROM unnest($1::timestamptz[]) WITH ORDINALITY AS x(t, g)`,
       [['2026-12-31 23:59:59.999999+00', '2026-01-01 00:00:00.000999+00', '2026-01-01 00:00:00.0005+00', '2024-02-29 12:00:00.123456+05:30', '2026-06-30 23:59:59.999+00']],
     );
     await db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload, created_at)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload, created_at)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', 'r-' || g, 'type', 'payment_confirmed'), clock_timestamp() - random() * interval '400 days'
          FROM generate_series(1, 2000) g`,
     );
     const client = await db.pool.connect();
     try {
       await client.query(`SET TIME ZONE 'America/New_York'`);
-      const { rows: stored } = await client.query<{ id: string; created_at: Date }>(`SELECT id, created_at FROM outbox_events ORDER BY id`);
+      const { rows: stored } = await client.query<{ id: string; created_at: Date }>(`SELECT id, created_at FROM temporal_outbox.outbox_events ORDER BY id`);
       const rendered = await readPendingRows(client, stored.map((r) => Number(r.id)));
       assert.equal(rendered.length, stored.length);
       const differing = rendered.filter((row, i) => row.createdAt !== stored[i]!.created_at.toISOString());

@@ -35,12 +35,12 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
   });
 
   const pendingCount = async () =>
-    Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL`)).rows[0].n);
+    Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL AND parked_at IS NULL`)).rows[0].n);
 
   it('parks malformed and oversized rows at once with their reason; good rows of every key flow; redrive republishes', async () => {
     topic = await createTestTopic(3);
     relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic, { KAFKA_MAX_MESSAGE_BYTES: '20000' }));
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload, event_key) VALUES
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload, event_key) VALUES
       ('payment_confirmed', '[1,2,3]', 'k1'),
       ('payment_confirmed', '{"type":"payment_confirmed","account_id":1}', 'k1'),
       ('payment_confirmed', jsonb_build_object('event_id', 'big', 'blob', repeat('x', 30000)), 'k2'),
@@ -58,9 +58,9 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
     assert.deepEqual(messages.map((m) => m.headers[HEADERS.eventId]).sort(), ['good-1', 'good-2']);
 
     // The operator fixes the payload and re-drives it.
-    await db.pool.query(`UPDATE outbox_events SET payload = payload || '{"event_id":"fixed-1"}' WHERE id = $1`, [parked[1]!.id]);
+    await db.pool.query(`UPDATE temporal_outbox.outbox_events SET payload = payload || '{"event_id":"fixed-1"}' WHERE id = $1`, [parked[1]!.id]);
     assert.deepEqual(await redriveParked(db.pool, [parked[1]!.id]), [parked[1]!.id]);
-    await eventually('redriven row published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE id = $1 AND published_at IS NOT NULL`, [parked[1]!.id])).rowCount === 1, 30_000);
+    await eventually('redriven row published', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE id = $1 AND published_at IS NOT NULL`, [parked[1]!.id])).rowCount === 1, 30_000);
     messages = await readWholeTopic(topic.topic);
     assert.deepEqual(messages.map((m) => m.headers[HEADERS.eventId]).sort(), ['fixed-1', 'good-1', 'good-2']);
     assert.equal((await listParked(db.pool)).length, 2);
@@ -73,7 +73,7 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
       // The topic accepts less than the relay believes: Kafka itself refuses the big row.
       topic = await createSmallMessageTopic(4096);
       relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic, { RELAY_MAX_ATTEMPTS: '3' }));
-      await db.pool.query(`INSERT INTO outbox_events (event_type, payload, event_key) VALUES
+      await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload, event_key) VALUES
         ('t', '{"event_id":"a-1"}', 'a'),
         ('t', jsonb_build_object('event_id', 'a-2-big', 'blob', repeat('x', 10000)), 'a'),
         ('t', '{"event_id":"a-3"}', 'a'),
@@ -92,7 +92,7 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
       const a = messages.filter((m) => m.key === 'a').map((m) => m.headers[HEADERS.eventId]);
       assert.deepEqual(a, ['a-1', 'a-3']);
       // a-2 never reaches Kafka, so the topic alone cannot show a-3 waited: the table can.
-      const { rows } = await db.pool.query(`SELECT (SELECT published_at FROM outbox_events WHERE payload->>'event_id' = 'a-3') >= (SELECT parked_at FROM outbox_events WHERE payload->>'event_id' = 'a-2-big') AS waited`);
+      const { rows } = await db.pool.query(`SELECT (SELECT published_at FROM temporal_outbox.outbox_events WHERE payload->>'event_id' = 'a-3') >= (SELECT parked_at FROM temporal_outbox.outbox_events WHERE payload->>'event_id' = 'a-2-big') AS waited`);
       assert.equal(rows[0].waited, true, 'a-3 was published only after a-2 was parked');
     });
   }
@@ -117,7 +117,7 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
           const { id } = await enqueue(client, { eventType: 'seq', payload: { worker }, key });
           await new Promise((r) => setTimeout(r, Math.random() * 5));
           const { rows } = await client.query(`UPDATE key_sequence SET n = n + 1 WHERE key = $1 RETURNING n`, [key]);
-          await client.query(`UPDATE outbox_events SET payload = payload || jsonb_build_object('seq', $2::int) WHERE id = $1`, [id, rows[0].n]);
+          await client.query(`UPDATE temporal_outbox.outbox_events SET payload = payload || jsonb_build_object('seq', $2::int) WHERE id = $1`, [id, rows[0].n]);
           await client.query('COMMIT');
         } finally {
           client.release();
@@ -128,7 +128,7 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
     await eventually('all 200 published', async () => (await pendingCount()) === 0);
 
     // In the table: for each key, id order (the order the relay publishes in) is commit order.
-    const { rows: byId } = await db.pool.query(`SELECT event_key, array_agg((payload->>'seq')::int ORDER BY id) AS seqs FROM outbox_events GROUP BY event_key`);
+    const { rows: byId } = await db.pool.query(`SELECT event_key, array_agg((payload->>'seq')::int ORDER BY id) AS seqs FROM temporal_outbox.outbox_events GROUP BY event_key`);
     for (const r of byId) assert.deepEqual(r.seqs, r.seqs.map((_: number, i: number) => i + 1), `key ${r.event_key}: ids out of commit order: ${r.seqs.join(',')}`);
     // On Kafka: each key's messages, in partition order, carry 1, 2, 3 ... in commit order.
     const messages = await readWholeTopic(topic.topic);
@@ -147,7 +147,7 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
     const b = await db.pool.connect();
     const takeSeq = async (client: typeof a, id: number, key: string) => {
       const { rows } = await client.query(`UPDATE key_sequence SET n = n + 1 WHERE key = $1 RETURNING n`, [key]);
-      await client.query(`UPDATE outbox_events SET payload = payload || jsonb_build_object('seq', $2::int) WHERE id = $1`, [id, rows[0].n]);
+      await client.query(`UPDATE temporal_outbox.outbox_events SET payload = payload || jsonb_build_object('seq', $2::int) WHERE id = $1`, [id, rows[0].n]);
     };
     // The same interleaving both times: A enqueues first, then B enqueues, B tries to finish first.
     const interleave = async (key: string, serializeKey: boolean) => {
@@ -170,7 +170,7 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
         await takeSeq(b, (await second).id, key);
         await b.query('COMMIT');
       }
-      const { rows } = await db.pool.query(`SELECT (payload->>'seq')::int AS seq FROM outbox_events WHERE event_key = $1 ORDER BY id`, [key]);
+      const { rows } = await db.pool.query(`SELECT (payload->>'seq')::int AS seq FROM temporal_outbox.outbox_events WHERE event_key = $1 ORDER BY id`, [key]);
       return { bWaited, seqsInIdOrder: rows.map((r) => r.seq) };
     };
     try {
@@ -189,7 +189,7 @@ describe('relay guarantees: poison rows, order per key, one relay per shard', fu
     await startShard(temporal.client, relay.taskQueue, { shardIndex: 0, shardCount: 2 }, workflowId);
     await assert.rejects(startShard(temporal.client, relay.taskQueue, { shardIndex: 0, shardCount: 2 }, workflowId), WorkflowExecutionAlreadyStartedError);
 
-    await eventually('layout recorded', async () => (await db.pool.query(`SELECT shard_count FROM outbox_relay_layout`)).rows[0]?.shard_count === 2);
+    await eventually('layout recorded', async () => (await db.pool.query(`SELECT shard_count FROM temporal_outbox.outbox_relay_layout`)).rows[0]?.shard_count === 2);
     const stray = await startShard(temporal.client, relay.taskQueue, { shardIndex: 0, shardCount: 3 });
     const err = await stray.result().then(() => undefined, (e: unknown) => e);
     assert.ok(err instanceof WorkflowFailedError, `expected the stray relay to fail, got ${String(err)}`);

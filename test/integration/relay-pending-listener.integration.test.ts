@@ -34,10 +34,10 @@ describe('relay pending listener: a notification that arrives during the check i
 
     // The check, with its snapshot taken before the commit (held open so the overlap is certain).
     await checker.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-    await checker.query('SELECT count(*) FROM outbox_events');
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"late-notify-1","type":"payment_confirmed","account_id":1,"amount":1}')`);
+    await checker.query('SELECT count(*) FROM temporal_outbox.outbox_events');
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"late-notify-1","type":"payment_confirmed","account_id":1,"amount":1}')`);
     await eventually('the notification received by the listener', async () => listener.position() > seen, 5_000, 10);
-    const { rows } = await checker.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`);
+    const { rows } = await checker.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL`);
     await checker.query('COMMIT');
     assert.equal(rows[0].n, 0, 'the check saw no pending row: the race is reproduced');
 
@@ -49,12 +49,12 @@ describe('relay pending listener: a notification that arrives during the check i
   });
 
   it('wakes only the shards whose rows were inserted, and every shard on a notification that names none', async () => {
-    await db.pool.query('INSERT INTO outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT DO NOTHING');
+    await db.pool.query('INSERT INTO temporal_outbox.outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT DO NOTHING');
     const event = (id: string, account: number) => `{"event_id":"${id}","type":"payment_confirmed","account_id":${account},"amount":1}`;
     const shardOf = async (account: number) =>
       (await checker.query(`SELECT (hashtext($1) & 2147483647) % 8 AS shard`, [String(account)])).rows[0].shard as number;
     // The shard column and the poll agree with this (the row's own shard_hash): checked on a real row.
-    const { rows } = await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1) RETURNING (shard_hash & 2147483647) % 8 AS shard`, [event('shard-probe', 1)]);
+    const { rows } = await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1) RETURNING (shard_hash & 2147483647) % 8 AS shard`, [event('shard-probe', 1)]);
     assert.equal(rows[0].shard, await shardOf(1));
     let other = 2;
     while ((await shardOf(other)) === rows[0].shard) other += 1;
@@ -70,7 +70,7 @@ describe('relay pending listener: a notification that arrives during the check i
     };
     assert.deepEqual(await woken(async () => undefined), { forMine: false, forNotMine: false, forAny: false }, 'nothing inserted: nobody wakes');
     assert.deepEqual(
-      await woken(() => db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [event('shard-only', 1)])),
+      await woken(() => db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [event('shard-only', 1)])),
       { forMine: true, forNotMine: false, forAny: true },
       "a row of one shard leaves the other shard's wait asleep",
     );
@@ -78,14 +78,14 @@ describe('relay pending listener: a notification that arrives during the check i
 
     // The position check filters by shard too: a notification for another shard is no reason to poll.
     const seen = listener.position();
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [event('shard-later', other)]);
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [event('shard-later', other)]);
     await eventually('the notification received', async () => listener.position() > seen, 5_000, 10);
     assert.equal(await listener.wait(300, undefined, seen, mine), false);
     assert.equal(await listener.wait(300, undefined, seen, notMine), true);
   });
 
   it('a producer login granted INSERT alone (not the outbox_producer role) still inserts, and its rows wake every shard', async () => {
-    await db.pool.query('INSERT INTO outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT DO NOTHING');
+    await db.pool.query('INSERT INTO temporal_outbox.outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT DO NOTHING');
     const user = uniqueName('t_legacy_producer').replace(/-/g, '_');
     const password = crypto.randomBytes(18).toString('base64url');
     // Both generated here, never user input (identifiers cannot be bound parameters).
@@ -95,17 +95,17 @@ describe('relay pending listener: a notification that arrives during the check i
     url.password = password;
     const producer = new Client({ connectionString: url.toString() });
     try {
-      await db.pool.query(`GRANT INSERT ON outbox_events TO ${user}`);
+      await db.pool.query(`GRANT INSERT ON temporal_outbox.outbox_events TO ${user}`);
       await producer.connect();
-      const layoutRead = await producer.query('SELECT shard_count FROM outbox_relay_layout').then(() => 'ok', (e: { code?: string }) => e.code);
+      const layoutRead = await producer.query('SELECT shard_count FROM temporal_outbox.outbox_relay_layout').then(() => 'ok', (e: { code?: string }) => e.code);
       assert.equal(layoutRead, '42501', 'the login cannot read the layout');
       await listener.ensureListening();
       const everyShard = [0, 1, 2, 3, 4, 5, 6, 7].map((shardIndex) => listener.wait(5_000, undefined, undefined, { shardIndex, shardCount: 8 }));
-      await producer.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"legacy-1","type":"payment_confirmed","account_id":1,"amount":1}')`);
+      await producer.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"legacy-1","type":"payment_confirmed","account_id":1,"amount":1}')`);
       assert.deepEqual(await Promise.all(everyShard), [true, true, true, true, true, true, true, true]);
     } finally {
       await producer.end().catch(() => undefined);
-      await db.pool.query(`REVOKE ALL ON outbox_events FROM ${user}`).catch(() => undefined);
+      await db.pool.query(`REVOKE ALL ON temporal_outbox.outbox_events FROM ${user}`).catch(() => undefined);
       await db.pool.query(`DROP ROLE IF EXISTS ${user}`).catch(() => undefined);
     }
   });

@@ -30,11 +30,11 @@ async function pollAccess(client: PoolClient): Promise<string[]> {
 
 async function insertAnalyzedBacklog(db: TestDatabase): Promise<void> {
   await db.pool.query(
-    `INSERT INTO outbox_events (event_type, payload)
+    `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
      SELECT 'payment_confirmed', jsonb_build_object('event_id', 'e' || g, 'account_id', g % 1000, 'amount', 1) FROM generate_series(1, $1::int) g`,
     [BACKLOG],
   );
-  await db.pool.query('ANALYZE outbox_events');
+  await db.pool.query('ANALYZE temporal_outbox.outbox_events');
 }
 
 describe('the relay poll’s plan under a large backlog', function () {
@@ -69,7 +69,7 @@ describe('the relay poll’s plan under a large backlog', function () {
     try {
       if (!(await client.query('SELECT pg_jit_available() AS on')).rows[0].on) this.skip(); // no LLVM in this PostgreSQL: nothing to compile
       const jitOf = async () => {
-        const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) SELECT shard_count FROM outbox_relay_layout`);
+        const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) SELECT shard_count FROM temporal_outbox.outbox_relay_layout`);
         return rows[0]['QUERY PLAN'][0].JIT as { Functions: number } | undefined;
       };
       // Precondition: the planner settings alone make PostgreSQL compile this one-row read.
@@ -115,7 +115,7 @@ describe('relay sessions draining a large analyzed backlog', function () {
     temporal = await testTemporalClient();
     db = await createTestDatabase();
     topic = await createTestTopic(SHARDS);
-    await db.pool.query('ALTER TABLE outbox_events SET (autovacuum_enabled = false)');
+    await db.pool.query('ALTER TABLE temporal_outbox.outbox_events SET (autovacuum_enabled = false)');
     await insertAnalyzedBacklog(db);
   });
   after(async () => {
@@ -132,7 +132,7 @@ describe('relay sessions draining a large analyzed backlog', function () {
     const { rows } = await db.pool.query(
       `SELECT t.seq_scan::int AS seq, i.idx_scan::int AS pending_index
          FROM pg_stat_user_tables t JOIN pg_stat_user_indexes i ON i.relid = t.relid AND i.indexrelname = 'outbox_events_pending_idx'
-        WHERE t.relname = 'outbox_events'`,
+        WHERE t.schemaname = 'temporal_outbox' AND t.relname = 'outbox_events'`,
     );
     return rows[0] as { seq: number; pending_index: number };
   };
@@ -150,7 +150,7 @@ describe('relay sessions draining a large analyzed backlog', function () {
       await pinPollPlan(checker);
       await eventually(
         'the backlog relayed',
-        async () => !(await checker.query('SELECT EXISTS (SELECT 1 FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS left')).rows[0].left,
+        async () => !(await checker.query('SELECT EXISTS (SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS left')).rows[0].left,
         180_000,
         500,
       );

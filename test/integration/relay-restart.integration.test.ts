@@ -37,7 +37,7 @@ describe('relay restart of a stuck shard', function () {
   it('finds the shard whose workflow task keeps failing and restarts it with working code', async () => {
     const config = relayTestConfig(db.url, topic.topic);
     const control = { client: temporal.client, db: db.pool, taskQueue: config.relay.taskQueue!, batchSize: 100, workflowId: (i: number) => ids[i]! };
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"before-restart","account_id":1,"amount":5}')`);
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"before-restart","account_id":1,"amount":5}')`);
 
     // The "old code": a worker whose relayShardWorkflow fails every workflow task.
     const connection = await NativeConnection.connect({ address: config.temporal.address });
@@ -47,12 +47,12 @@ describe('relay restart of a stuck shard', function () {
       await eventually('the shard to be seen as stuck', async () => (await stuckShards(control, 1)).length === 1, 120_000, 500);
     });
     await connection.close();
-    assert.equal((await db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL')).rows[0].n, 1, 'nothing published while stuck');
+    assert.equal((await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL')).rows[0].n, 1, 'nothing published while stuck');
 
     // The "new code": the real relay worker; restart brings the shard back and it drains the table.
     relay = await startInProcessRelay(config);
     assert.deepEqual(await restartShards(control, [0], 1), [0]);
-    await eventually('the row published after the restart', async () => (await db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL')).rows[0].n === 0);
+    await eventually('the row published after the restart', async () => (await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL')).rows[0].n === 0);
     assert.deepEqual(await stuckShards(control, 1), []);
     const messages = await readWholeTopic(topic.topic);
     assert.deepEqual(messages.map((m) => JSON.parse(m.value).event_id), ['before-restart']);
@@ -83,9 +83,9 @@ describe('relay restart of a healthy shard', function () {
     await db?.drop();
   });
 
-  const pendingCount = async () => (await db.pool.query('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL')).rows[0].n as number;
+  const pendingCount = async () => (await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL')).rows[0].n as number;
   const insertEvent = (eventId: string) =>
-    db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [JSON.stringify({ event_id: eventId, account_id: 1, amount: 5 })]);
+    db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [JSON.stringify({ event_id: eventId, account_id: 1, amount: 5 })]);
 
   it('stops the old run (completed, not terminated) and starts a new one that keeps publishing, each event once', async () => {
     const config = relayTestConfig(db.url, topic.topic);

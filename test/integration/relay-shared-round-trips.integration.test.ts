@@ -27,7 +27,7 @@ describe('relay shared round trips: shards of one worker share statements and Ka
     trips = createSharedRoundTrips(db.pool, producer, loadConfig({ ...process.env, RELAY_BATCH_MAX_BYTES: String(64 * 1024) }));
     for (let i = 1; i <= 4; i++) {
       const payload = { event_id: `shared-${i}`, type: 'payment_confirmed', account_id: i, amount: i };
-      ids.push(Number((await db.pool.query<{ id: string }>(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1) RETURNING id`, [payload])).rows[0]!.id));
+      ids.push(Number((await db.pool.query<{ id: string }>(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1) RETURNING id`, [payload])).rows[0]!.id));
     }
   });
   after(async () => {
@@ -43,19 +43,19 @@ describe('relay shared round trips: shards of one worker share statements and Ka
     assert.deepEqual([...a, ...b].map((r) => r.row?.eventId), ['shared-1', 'shared-2', 'shared-3']);
     assert.ok(a.every((r) => r.payloadBytes > 0));
 
-    const big = (await db.pool.query<{ id: string }>(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1) RETURNING id`, [{ event_id: 'shared-big', type: 'payment_confirmed', account_id: 9, amount: 1, pad: 'x'.repeat(70_000) }])).rows[0]!.id;
+    const big = (await db.pool.query<{ id: string }>(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1) RETURNING id`, [{ event_id: 'shared-big', type: 'payment_confirmed', account_id: 9, amount: 1, pad: 'x'.repeat(70_000) }])).rows[0]!.id;
     const sized = await trips.readSizes([Number(big)]);
     assert.equal(sized.length, 1);
     assert.equal(sized[0]!.row, undefined, 'over the budget: the size alone, the body read later within it');
-    await db.pool.query('DELETE FROM outbox_events WHERE id = $1', [big]);
+    await db.pool.query('DELETE FROM temporal_outbox.outbox_events WHERE id = $1', [big]);
   });
 
   it('marks the rows of every caller of a shared mark and tells each its own count', async () => {
-    const pendingBefore = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL');
+    const pendingBefore = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL');
     assert.equal(pendingBefore.rows[0]!.n, 4);
     const counts = await Promise.all([trips.markPublished([ids[0]!, ids[1]!]), trips.markPublished([ids[2]!])]);
     assert.deepEqual(counts, [2, 1]);
-    const { rows } = await db.pool.query<{ id: string }>('SELECT id FROM outbox_events WHERE published_at IS NULL ORDER BY id');
+    const { rows } = await db.pool.query<{ id: string }>('SELECT id FROM temporal_outbox.outbox_events WHERE published_at IS NULL ORDER BY id');
     assert.deepEqual(rows.map((r) => Number(r.id)), [ids[3]], 'the fourth row, in no call, stays pending');
   });
 

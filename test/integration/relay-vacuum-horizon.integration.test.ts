@@ -32,17 +32,17 @@ describe('relay poll bound under a held vacuum horizon (real PostgreSQL, Kafka, 
   const holdSnapshot = async () => {
     const reader = await session();
     await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-    await reader.query('SELECT count(*) FROM outbox_events');
+    await reader.query('SELECT count(*) FROM temporal_outbox.outbox_events');
     return reader;
   };
   const insertEvents = async (tag: string, n: number) =>
     db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', $1 || '-' || g, 'type', 'payment_confirmed', 'account_id', g % 13, 'amount', 1)
          FROM generate_series(1, $2::int) g`,
       [tag, n],
     );
-  const markAllPublished = async () => db.pool.query(`UPDATE outbox_events SET published_at = now() WHERE published_at IS NULL AND id <> ALL($1::bigint[])`, [[]]);
+  const markAllPublished = async () => db.pool.query(`UPDATE temporal_outbox.outbox_events SET published_at = now() WHERE published_at IS NULL AND id <> ALL($1::bigint[])`, [[]]);
 
   beforeEach(async () => {
     db = await createTestDatabase();
@@ -75,7 +75,7 @@ describe('relay poll bound under a held vacuum horizon (real PostgreSQL, Kafka, 
     const takeIdWithoutXid = async (): Promise<number> => {
       for (let attempt = 0; attempt < 5; attempt++) {
         await late.query('BEGIN');
-        const id = Number((await late.query<{ id: string }>(`SELECT nextval(pg_get_serial_sequence('outbox_events', 'id')) AS id`)).rows[0]!.id);
+        const id = Number((await late.query<{ id: string }>(`SELECT nextval(pg_get_serial_sequence('temporal_outbox.outbox_events', 'id')) AS id`)).rows[0]!.id);
         const { rows: xid } = await late.query(`SELECT pg_current_xact_id_if_assigned() AS xid`);
         if (xid[0].xid === null) return id;
         await late.query('ROLLBACK');
@@ -92,10 +92,10 @@ describe('relay poll bound under a held vacuum horizon (real PostgreSQL, Kafka, 
       await poll();
       assert.ok(bound.snapshot.trusted < lateId, `bound ${bound.snapshot.trusted} must stay below the held id ${lateId}`);
     }
-    const lastPublished = Number((await db.pool.query(`SELECT max(id) AS m FROM outbox_events`)).rows[0].m);
+    const lastPublished = Number((await db.pool.query(`SELECT max(id) AS m FROM temporal_outbox.outbox_events`)).rows[0].m);
     assert.ok(lastPublished > lateId + 900);
 
-    await late.query(`INSERT INTO outbox_events (id, event_type, payload) VALUES ($1, 'payment_confirmed', $2)`, [lateId, event('late-nextval', 1)]);
+    await late.query(`INSERT INTO temporal_outbox.outbox_events (id, event_type, payload) VALUES ($1, 'payment_confirmed', $2)`, [lateId, event('late-nextval', 1)]);
     await late.query('COMMIT');
 
     // What a high-water mark ("the last id published") would have read: nothing.
@@ -117,7 +117,7 @@ describe('relay poll bound under a held vacuum horizon (real PostgreSQL, Kafka, 
     await poll();
     await poll();
     assert.ok(bound.snapshot.trusted >= 300);
-    await db.pool.query(`UPDATE outbox_events SET published_at = NULL WHERE id = 7`);
+    await db.pool.query(`UPDATE temporal_outbox.outbox_events SET published_at = NULL WHERE id = 7`);
     assert.deepEqual(await poll(), [], 'below the bound: not seen until a full scan');
     bound.requestFullScan();
     assert.deepEqual(await poll(), [7]);
@@ -149,26 +149,26 @@ describe('relay poll bound under a held vacuum horizon (real PostgreSQL, Kafka, 
       await startShard(temporal.client, relay.taskQueue, { batchSize: 200 });
       await holdSnapshot();
       await insertEvents('before', 1000);
-      await eventually('first rows published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0);
+      await eventually('first rows published', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rowCount === 0);
 
       // One takes its id through the INSERT (it has an xid), the other by nextval alone (no xid).
       const viaInsert = await session();
       await viaInsert.query('BEGIN');
-      const insertId = Number((await viaInsert.query<{ id: string }>(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1) RETURNING id`, [event('late-insert', 2)])).rows[0]!.id);
+      const insertId = Number((await viaInsert.query<{ id: string }>(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1) RETURNING id`, [event('late-insert', 2)])).rows[0]!.id);
       const viaNextval = await session();
       await viaNextval.query('BEGIN');
-      const nextvalId = Number((await viaNextval.query<{ id: string }>(`SELECT nextval(pg_get_serial_sequence('outbox_events', 'id')) AS id`)).rows[0]!.id);
+      const nextvalId = Number((await viaNextval.query<{ id: string }>(`SELECT nextval(pg_get_serial_sequence('temporal_outbox.outbox_events', 'id')) AS id`)).rows[0]!.id);
 
       for (let round = 0; round < 5; round++) {
         await insertEvents(`during-${round}`, 400);
-        await eventually(`round ${round} published`, async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0);
+        await eventually(`round ${round} published`, async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rowCount === 0);
       }
-      assert.equal((await db.pool.query(`SELECT 1 FROM outbox_events WHERE id IN ($1, $2)`, [insertId, nextvalId])).rowCount, 0, 'the late rows are not committed yet');
+      assert.equal((await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE id IN ($1, $2)`, [insertId, nextvalId])).rowCount, 0, 'the late rows are not committed yet');
 
-      await viaNextval.query(`INSERT INTO outbox_events (id, event_type, payload) VALUES ($1, 'payment_confirmed', $2)`, [nextvalId, event('late-nextval', 3)]);
+      await viaNextval.query(`INSERT INTO temporal_outbox.outbox_events (id, event_type, payload) VALUES ($1, 'payment_confirmed', $2)`, [nextvalId, event('late-nextval', 3)]);
       await viaNextval.query('COMMIT');
       await viaInsert.query('COMMIT');
-      await eventually('late rows published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE id IN ($1, $2) AND published_at IS NOT NULL`, [insertId, nextvalId])).rowCount === 2, 30_000);
+      await eventually('late rows published', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE id IN ($1, $2) AND published_at IS NOT NULL`, [insertId, nextvalId])).rowCount === 2, 30_000);
 
       const onKafka = new Set((await readWholeTopic(topic.topic)).map((m) => m.headers[HEADERS.eventId]));
       assert.ok(onKafka.has('late-insert') && onKafka.has('late-nextval'), 'both late events are on the topic');
@@ -180,15 +180,15 @@ describe('relay poll bound under a held vacuum horizon (real PostgreSQL, Kafka, 
       await startShard(temporal.client, relay.taskQueue, { batchSize: 100 });
       await holdSnapshot();
       await insertEvents('first', 500);
-      await eventually('all published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0);
+      await eventually('all published', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rowCount === 0);
       await insertEvents('second', 500); // the bound moves past the first 500
-      await eventually('all published again', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0);
+      await eventually('all published again', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rowCount === 0);
       const before = (await readWholeTopic(topic.topic)).filter((m) => m.headers[HEADERS.eventId] === 'first-7').length;
       assert.equal(before, 1);
 
       // By hand, with no notification: only the relay's periodic full scan can find it.
-      await db.pool.query(`UPDATE outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'first-7'`);
-      await eventually('row republished', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0, 60_000);
+      await db.pool.query(`UPDATE temporal_outbox.outbox_events SET published_at = NULL WHERE payload->>'event_id' = 'first-7'`);
+      await eventually('row republished', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rowCount === 0, 60_000);
       const after = (await readWholeTopic(topic.topic)).filter((m) => m.headers[HEADERS.eventId] === 'first-7').length;
       assert.equal(after, 2, 'sent to Kafka a second time');
     });

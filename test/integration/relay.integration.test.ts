@@ -36,7 +36,7 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
   });
 
   const allPublished = async () => {
-    const { rows } = await db.pool.query(`SELECT count(*) FILTER (WHERE published_at IS NULL AND parked_at IS NULL) AS pending FROM outbox_events`);
+    const { rows } = await db.pool.query(`SELECT count(*) FILTER (WHERE published_at IS NULL AND parked_at IS NULL) AS pending FROM temporal_outbox.outbox_events`);
     return Number(rows[0].pending) === 0;
   };
 
@@ -45,10 +45,10 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
     const handle = await startShard(temporal.client, relay.taskQueue, { batchSize: 50 });
     // A producer in another language: only the seed's columns.
     const plain = { event_id: 'evt-plain-1', type: 'payment_confirmed', account_id: 42, amount: 500 };
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [JSON.stringify(plain)]);
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [JSON.stringify(plain)]);
     const viaApi = await enqueue(db.pool, { eventType: 'order_shipped', payload: { order: 7 }, key: 'order-7', headers: { traceparent: 't-1' } });
 
-    await eventually('both rows published', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE published_at IS NULL`)).rowCount === 0);
+    await eventually('both rows published', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rowCount === 0);
     const messages = await readWholeTopic(topic.topic);
     assert.equal(messages.length, 2);
     const byId = new Map(messages.map((m) => [m.headers[HEADERS.eventId], m]));
@@ -56,7 +56,7 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
     assert.equal(p.key, '42', 'key falls back to payload.account_id');
     assert.deepEqual(JSON.parse(p.value), plain);
     assert.equal(p.headers[HEADERS.eventType], 'payment_confirmed');
-    const { rows } = await db.pool.query(`SELECT id, created_at FROM outbox_events ORDER BY id`);
+    const { rows } = await db.pool.query(`SELECT id, created_at FROM temporal_outbox.outbox_events ORDER BY id`);
     assert.equal(p.headers[HEADERS.createdAt], rows[0].created_at.toISOString());
     assert.equal(p.headers[HEADERS.outboxId], String(rows[0].id));
     const a = byId.get(viaApi.eventId)!;
@@ -75,7 +75,7 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
   it('continues as new every few batches without losing or repeating an event, carrying its counters', async () => {
     relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic));
     await db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', 'evt-' || g, 'type', 'payment_confirmed', 'account_id', g % 7, 'amount', 1)
          FROM generate_series(1, 300) g`,
     );
@@ -83,7 +83,7 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
     // More rows while it runs, across several continue-as-new boundaries.
     for (let i = 301; i <= 400; i += 10) {
       await db.pool.query(
-        `INSERT INTO outbox_events (event_type, payload)
+        `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
          SELECT 'payment_confirmed', jsonb_build_object('event_id', 'evt-' || g, 'type', 'payment_confirmed', 'account_id', g % 7, 'amount', 1)
            FROM generate_series($1::int, $1::int + 9) g`,
         [i],
@@ -99,7 +99,7 @@ describe('relay shard workflow (real PostgreSQL, Kafka, Temporal)', function () 
     const status = await handle.query(statusQuery);
     assert.ok(status.runs >= 6, `expected several continue-as-new runs, got ${status.runs}`);
     assert.ok(status.batches >= 20);
-    const { rows } = await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NOT NULL`);
+    const { rows } = await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NOT NULL`);
     assert.equal(Number(rows[0].n), 400);
   });
 

@@ -19,22 +19,22 @@ describe('retention: parked rows are pruned after the parked-rows horizon', func
 
   async function parkedInbox(ageDays: number, offset: number) {
     await db.pool.query(
-      `INSERT INTO inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, parked_at)
+      `INSERT INTO temporal_outbox.inbox_parked_events (consumer, topic, kafka_partition, kafka_offset, event_id, reason, parked_at)
        VALUES ('payments-credit', 't', 0, $1, $2, 'unknown account', now() - make_interval(days => $3))`,
       [offset, `inbox-${ageDays}d-${offset}`, ageDays],
     );
   }
   async function outboxRow(name: string, ageDays: number, state: 'parked' | 'pending' | 'published') {
     await db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload, created_at, published_at, parked_at, attempts, last_error)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload, created_at, published_at, parked_at, attempts, last_error)
        VALUES ('payment_confirmed', jsonb_build_object('event_id', $1::text, 'type', 'payment_confirmed', 'account_id', 1, 'amount', 1),
                now() - make_interval(days => $2), CASE WHEN $3 = 'published' THEN now() - make_interval(days => $2) END,
                CASE WHEN $3 = 'parked' THEN now() - make_interval(days => $2) END, 5, CASE WHEN $3 = 'parked' THEN 'too large' END)`,
       [name, ageDays, state],
     );
   }
-  const inboxLeft = async () => (await db.pool.query(`SELECT event_id FROM inbox_parked_events ORDER BY event_id`)).rows.map((r) => r.event_id as string);
-  const outboxLeft = async () => (await db.pool.query(`SELECT payload->>'event_id' AS name FROM outbox_events ORDER BY id`)).rows.map((r) => r.name as string);
+  const inboxLeft = async () => (await db.pool.query(`SELECT event_id FROM temporal_outbox.inbox_parked_events ORDER BY event_id`)).rows.map((r) => r.event_id as string);
+  const outboxLeft = async () => (await db.pool.query(`SELECT payload->>'event_id' AS name FROM temporal_outbox.outbox_events ORDER BY id`)).rows.map((r) => r.name as string);
 
   it('deletes inbox and outbox parked rows older than the horizon, and nothing else', async () => {
     await parkedInbox(40, 1);

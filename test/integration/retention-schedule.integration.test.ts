@@ -111,7 +111,7 @@ describe('retention schedule', function () {
         assert.ok(report.outbox.deleted > 10_000, `${report.outbox.deleted} rows deleted`);
         assert.equal(report.settings.batchSize, 777, 'the run used the schedule input');
         assert.equal(report.settings.batchPauseMs, 3);
-        const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at < $1`, [report.outbox.cutoff]);
+        const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at < $1`, [report.outbox.cutoff]);
         assert.equal(rows[0].n, 0);
       } finally {
         await connection.close();
@@ -167,7 +167,7 @@ describe('retention schedule', function () {
         // parkedHorizonMs: not in the documented command, so the workflow's default (30 days).
         assert.deepEqual(report.settings, { windowMs: 86_400_000, batchSize: 10_000, batchPauseMs: 10, timeBudgetMs: 300_000, inboxHorizonMs: 1_209_600_000, parkedHorizonMs: 2_592_000_000 });
         assert.ok(report.outbox.deleted > 10_000);
-        const { rows } = await db.pool.query(`SELECT count(*) FILTER (WHERE published_at IS NULL)::int AS kept, count(*) FILTER (WHERE published_at < $1)::int AS old FROM outbox_events`, [report.outbox.cutoff]);
+        const { rows } = await db.pool.query(`SELECT count(*) FILTER (WHERE published_at IS NULL)::int AS kept, count(*) FILTER (WHERE published_at < $1)::int AS old FROM temporal_outbox.outbox_events`, [report.outbox.cutoff]);
         assert.deepEqual(rows[0], { kept: 8, old: 0 });
       } finally {
         await connection.close();

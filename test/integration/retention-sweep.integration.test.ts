@@ -17,15 +17,15 @@ const SHAPE = { rows: 200_000, perDay: 50_000, pending: 50, parked: 20 };
 
 /** Every row retention must never touch, by id: pending (also old, re-queued ones) and parked. */
 async function untouchable(db: TestDatabase): Promise<string[]> {
-  const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM outbox_events WHERE published_at IS NULL ORDER BY id`);
+  const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM temporal_outbox.outbox_events WHERE published_at IS NULL ORDER BY id`);
   return rows.map((r) => r.id);
 }
 
 async function seed(db: TestDatabase) {
   await seedScene(db.pool, SHAPE);
   // An operator re-queued a few old rows (published_at back to NULL): pending again, and old.
-  await db.pool.query(`UPDATE outbox_events SET published_at = NULL WHERE id IN (7, 70001, 140001)`);
-  await db.pool.query('VACUUM ANALYZE outbox_events');
+  await db.pool.query(`UPDATE temporal_outbox.outbox_events SET published_at = NULL WHERE id IN (7, 70001, 140001)`);
+  await db.pool.query('VACUUM ANALYZE temporal_outbox.outbox_events');
 }
 
 describe('retention sweep (200,000-row outbox)', function () {
@@ -43,9 +43,9 @@ describe('retention sweep (200,000-row outbox)', function () {
     it('deletes exactly the published rows older than the window and reports it', async () => {
       const keep = await untouchable(db);
       assert.equal(keep.length, SHAPE.pending + SHAPE.parked + 3);
-      await db.pool.query(`INSERT INTO inbox_processed_events (event_id, processed_at) SELECT 'old-' || g, now() - interval '20 days' FROM generate_series(1, 500) g`);
-      await db.pool.query(`INSERT INTO inbox_processed_events (event_id, processed_at) SELECT 'new-' || g, now() - interval '1 day' FROM generate_series(1, 300) g`);
-      const countRows = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events`)).rows[0].n as number;
+      await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (event_id, processed_at) SELECT 'old-' || g, now() - interval '20 days' FROM generate_series(1, 500) g`);
+      await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (event_id, processed_at) SELECT 'new-' || g, now() - interval '1 day' FROM generate_series(1, 300) g`);
+      const countRows = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events`)).rows[0].n as number;
       const before = await countRows();
 
       const report = await runRetentionOnce(config, db.pool, { windowMs: DAY, batchSize: 5000, timeBudgetMs: 120_000, inboxHorizonMs: 15 * DAY }, 'retention-run');
@@ -54,9 +54,9 @@ describe('retention sweep (200,000-row outbox)', function () {
       const { rows: left } = await db.pool.query(`SELECT
           count(*) FILTER (WHERE published_at < $1::timestamptz)::int AS old_published,
           count(*) FILTER (WHERE published_at IS NOT NULL)::int AS published,
-          (SELECT count(*)::int FROM inbox_processed_events WHERE event_id LIKE 'old-%') AS old_inbox,
-          (SELECT count(*)::int FROM inbox_processed_events WHERE event_id LIKE 'new-%') AS new_inbox
-        FROM outbox_events`, [report.outbox.cutoff]);
+          (SELECT count(*)::int FROM temporal_outbox.inbox_processed_events WHERE event_id LIKE 'old-%') AS old_inbox,
+          (SELECT count(*)::int FROM temporal_outbox.inbox_processed_events WHERE event_id LIKE 'new-%') AS new_inbox
+        FROM temporal_outbox.outbox_events`, [report.outbox.cutoff]);
       assert.equal(left[0].old_published, 0, 'no published row older than the window remains');
       assert.ok(left[0].published >= SHAPE.perDay - SHAPE.pending - 200, `the last day's published rows stay (${left[0].published})`);
       assert.equal(left[0].old_inbox, 0);
@@ -89,7 +89,7 @@ describe('retention sweep (200,000-row outbox)', function () {
       // next batch cannot even be marked dead in the index and each one costs a heap visit.
       // Measured at 200,000 rows with the naive sweep swapped in: 1.2–1.5× slower per row at the
       // end without the snapshot (this test would not catch it), 3.6–7.7× with it; key ranges 0.9–1.2×.
-      await db.pool.query(`ALTER TABLE outbox_events SET (autovacuum_enabled = false)`);
+      await db.pool.query(`ALTER TABLE temporal_outbox.outbox_events SET (autovacuum_enabled = false)`);
       const snapshot = await db.pool.connect();
       try {
         await snapshot.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
@@ -153,7 +153,7 @@ describe('retention sweep (200,000-row outbox)', function () {
 
     it('resumes from the last heartbeat on another worker, and still deletes only what may go', async () => {
       const keep = await untouchable(db);
-      const published = (await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NOT NULL`)).rows[0].n as number;
+      const published = (await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at IS NOT NULL`)).rows[0].n as number;
       const taskQueue = uniqueName('retention-crash');
       const { client, connection } = await testTemporalClient();
       try {
@@ -184,15 +184,15 @@ describe('retention sweep (200,000-row outbox)', function () {
           if (rows[0].n === 0) break;
           await new Promise((r) => setTimeout(r, 100));
         }
-        await db.pool.query(`CREATE TABLE left_at_kill AS SELECT id, published_at FROM outbox_events WHERE published_at IS NOT NULL`);
-        const { rows: mid } = await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at < now() - interval '1 day'`);
+        await db.pool.query(`CREATE TABLE left_at_kill AS SELECT id, published_at FROM temporal_outbox.outbox_events WHERE published_at IS NOT NULL`);
+        const { rows: mid } = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at < now() - interval '1 day'`);
         assert.ok(mid[0].n > 1000, `killed before the sweep finished (${mid[0].n} old rows left)`);
 
         startWorker(taskQueue);
         const report = (await handle.result()) as RetentionReport;
         assert.ok(report.outbox.attempts >= 2, `attempt ${report.outbox.attempts}`);
         assert.ok(report.outbox.resumedFromId !== undefined && report.outbox.resumedFromId >= heartbeat.nextId, `resumed from ${report.outbox.resumedFromId}`);
-        const { rows: left } = await db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE published_at < $1::timestamptz`, [report.outbox.cutoff]);
+        const { rows: left } = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE published_at < $1::timestamptz`, [report.outbox.cutoff]);
         assert.equal(left[0].n, 0, 'the resumed run finished the job');
         assert.deepEqual(await untouchable(db), keep, 'pending and parked rows survived the crash and the retry');
 
@@ -202,7 +202,7 @@ describe('retention sweep (200,000-row outbox)', function () {
         assert.ok(resumedWith && resumedWith.deleted > heartbeat.deleted, `resumed with ${JSON.stringify(resumedWith)}, a newer heartbeat than the first ${JSON.stringify(heartbeat)}`);
         const { rows: counts } = await db.pool.query(
           `SELECT (SELECT count(*)::int FROM left_at_kill WHERE published_at < $1::timestamptz) AS after_kill,
-                  (SELECT count(*)::int FROM outbox_events WHERE published_at IS NOT NULL) AS published_now`,
+                  (SELECT count(*)::int FROM temporal_outbox.outbox_events WHERE published_at IS NOT NULL) AS published_now`,
           [report.outbox.cutoff],
         );
         assert.equal(report.outbox.deleted, resumedWith.deleted + counts[0].after_kill, 'the report adds the heartbeat\'s count to the retry\'s');

@@ -16,10 +16,10 @@ describe('the real stack (smoke)', () => {
   after(async () => db?.drop());
 
   it('round-trips an outbox row through PostgreSQL, filling only the seed columns', async () => {
-    await db.pool.query(`INSERT INTO outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [
+    await db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) VALUES ('payment_confirmed', $1)`, [
       JSON.stringify({ event_id: 'evt_9f2', type: 'payment_confirmed', account_id: 42, amount: 500 }),
     ]);
-    const { rows } = await db.pool.query(`SELECT event_type, payload, published_at, shard_hash FROM outbox_events`);
+    const { rows } = await db.pool.query(`SELECT event_type, payload, published_at, shard_hash FROM temporal_outbox.outbox_events`);
     assert.equal(rows.length, 1);
     assert.deepEqual(rows[0].payload, { event_id: 'evt_9f2', type: 'payment_confirmed', account_id: 42, amount: 500 });
     assert.equal(rows[0].published_at, null);

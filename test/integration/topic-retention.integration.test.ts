@@ -60,7 +60,7 @@ describe('redelivery horizon against the topic\'s real retention', function () {
     const check = await doctorVerdict();
     assert.equal(check.status, 'fail');
     assert.match(check.problems[0]!.message, new RegExp(`topic ${topic} keeps messages for ${30 * DAY} ms`));
-    assert.match(check.problems[0]!.fix, /npm run outbox -- setup/);
+    assert.match(check.problems[0]!.fix, /npx temporal-outbox setup/);
 
     const consumer = spawnConsumer(env);
     consumers.push(consumer);

@@ -95,7 +95,7 @@ describe('traces: one W3C trace from enqueue to the applied credit, through the 
     assert.ok(confirmed.confirmed);
 
     // The row carries the trace: a traceparent of this trace id, written by enqueue's own span.
-    const row = await db.pool.query(`SELECT headers FROM outbox_events WHERE payload ->> 'event_id' = $1`, [confirmed.eventId]);
+    const row = await db.pool.query(`SELECT headers FROM temporal_outbox.outbox_events WHERE payload ->> 'event_id' = $1`, [confirmed.eventId]);
     const stored = String(row.rows[0].headers.traceparent);
     assert.match(stored, new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     const [enqueueSpan] = named('outbox enqueue payment_confirmed', traceId);
@@ -150,7 +150,7 @@ describe('traces: one W3C trace from enqueue to the applied credit, through the 
   it('without an active span nothing is added: the row has no traceparent and still flows, untraced', async () => {
     const before = spans().length;
     const { eventId } = await inTransaction(db.pool, (c) => enqueue(c, { eventType: 'payment_confirmed', payload: { type: 'payment_confirmed', account_id: 7, amount: 5 } }));
-    const row = await db.pool.query(`SELECT headers FROM outbox_events WHERE payload ->> 'event_id' = $1`, [eventId]);
+    const row = await db.pool.query(`SELECT headers FROM temporal_outbox.outbox_events WHERE payload ->> 'event_id' = $1`, [eventId]);
     assert.deepEqual(row.rows[0].headers, {});
     await eventually('credited', async () => (await balance()) === 1255, 120_000);
     const eventSpans = spans().slice(before).filter((s) => s.attributes['messaging.message.id'] === eventId);

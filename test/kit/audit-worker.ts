@@ -1,6 +1,7 @@
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { createAuditActivities } from '../../activities/audit';
 import { createRetentionActivities } from '../../activities/retention';
+import { paymentsAuditChecks } from '../../examples/payments/audit-checks';
 import type { Config } from '../../src/config/env';
 import { createPool } from '../../src/db/pool';
 import { temporalConnectionOptions } from '../../src/temporal/connection-options';
@@ -10,7 +11,7 @@ const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error
 
 /**
  * An in-process worker for the scheduled workflows (retention + audit), as the retention
- * worker runs them, on the config's audit task queue.
+ * worker runs them, on the config's audit task queue, with the payments example's checks.
  */
 export async function startAuditWorker(config: Config): Promise<{ close(): Promise<void> }> {
   // Under the retention worker's role, as the retention worker runs the audit.
@@ -21,7 +22,7 @@ export async function startAuditWorker(config: Config): Promise<{ close(): Promi
     namespace: config.temporal.namespace,
     taskQueue: config.audit.taskQueue,
     workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows/scheduled'), logger: quietBundlerLogger }),
-    activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config }) },
+    activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config, checks: paymentsAuditChecks }) },
     shutdownGraceTime: '2 seconds',
   });
   const running = worker.run();

@@ -1,5 +1,6 @@
 import { Client, type Pool } from 'pg';
 import { loadConfig } from '../../src/config/env';
+import { EXAMPLE_KEY_FIELD, migrateExample } from '../../examples/migrate';
 import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
 import type { WorkerComponent } from '../../tools/local-stack/local-credentials';
@@ -31,10 +32,22 @@ async function admin<T>(serverUrl: string, work: (client: Client) => Promise<T>)
 export interface TestDatabaseOptions {
   /** false: an empty database (for testing the migration runner itself). Default: migrated. */
   migrated?: boolean;
+  /**
+   * With the library's migrations, the example's too (accounts, payments, the credit ledger,
+   * shipments) and its key field (account_id), as the demo's setup does. Default true; false: the
+   * library alone, as a service of its own would have it.
+   */
+  example?: boolean;
   /** The server to create it on (any database URL of it); default: the configured DATABASE_URL's. */
   serverUrl?: string;
   /** Readable start of its name (a benchmark names its own); default `test`. */
   prefix?: string;
+}
+
+/** The library's migrations with the example's key field, then the example's own, as the demo's setup does. */
+export async function migrateWithExample(url: string): Promise<void> {
+  await migrate(url, { keyField: EXAMPLE_KEY_FIELD });
+  await migrateExample(url);
 }
 
 /**
@@ -47,7 +60,7 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
   const name = uniqueName(opts.prefix ?? 'test').replace(/-/g, '_');
   await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = withDatabase(serverUrl, name);
-  if (opts.migrated !== false) await migrate(url);
+  if (opts.migrated !== false) await (opts.example !== false ? migrateWithExample(url) : migrate(url));
   // No statement timeout for this pool: tests and benchmarks seed in single statements (2,000
   // rows of up to 900 kB, a 200,000-row scene, millions of rows) that may run long on a busy
   // machine. Workers keep theirs.

@@ -44,7 +44,7 @@ export interface InProcessRelay {
 
 /** A relay worker inside this process, on config.relay.taskQueue, with the production activities. */
 export async function startInProcessRelay(config: Config): Promise<InProcessRelay> {
-  const pool = createPool(config.database.url, { max: 10, application_name: 'testkit-relay-worker' });
+  const pool = createPool(config.database.url, { schema: config.database.schema, max: 10, application_name: 'testkit-relay-worker' });
   const listener = new PendingListener(config.database.url);
   const producer = createRelayProducer(createKafka(config, uniqueName('relay-test')));
   await producer.connect();

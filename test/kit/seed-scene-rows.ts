@@ -17,7 +17,7 @@ export interface SceneShape {
 }
 
 export const SEED_CHUNK_SQL = `
-  INSERT INTO outbox_events (id, event_type, payload, event_key, created_at, published_at, parked_at, attempts, last_error)
+  INSERT INTO temporal_outbox.outbox_events (id, event_type, payload, event_key, created_at, published_at, parked_at, attempts, last_error)
   SELECT g,
          'payment_confirmed',
          jsonb_build_object('event_id', 'evt_' || g, 'type', 'payment_confirmed',
@@ -48,7 +48,7 @@ export async function seedSceneChunk(db: SqlExecutor, shape: SceneShape, chunk: 
 
 /** After seeding explicit ids, producers' inserts must continue above them. */
 export async function syncOutboxIdentity(db: SqlExecutor): Promise<void> {
-  await db.query(`SELECT setval(pg_get_serial_sequence('outbox_events', 'id'), greatest((SELECT max(id) FROM outbox_events), 1))`);
+  await db.query(`SELECT setval(pg_get_serial_sequence('temporal_outbox.outbox_events', 'id'), greatest((SELECT max(id) FROM temporal_outbox.outbox_events), 1))`);
 }
 
 /** Seeds the whole scene in chunks of `chunkSize`, calling `onChunk` after each. */

@@ -29,13 +29,20 @@ describe('CPU per event', () => {
 describe('CPU by process', () => {
   it('counts each labelled worker under its own label (a run with a relay and a consumer worker)', async function () {
     if (process.platform !== 'linux') this.skip();
-    // Two real processes that burn CPU for 400 ms, then wait to be killed (an exited one is not counted).
-    const burner = () => spawn(process.execPath, ['-e', 'const end = Date.now() + 400; while (Date.now() < end); setInterval(() => {}, 1000);'], { stdio: 'ignore' });
+    // Two real processes that burn 400 ms of CPU, say so, then wait to be killed (an exited one is
+    // not counted). The measurement stops once both have said so, not after a fixed time: on a busy
+    // machine, or a Node that starts slower, a fixed wait ended before the burning did.
+    const burner = () =>
+      spawn(process.execPath, ['-e', 'const t = process.cpuUsage(); while ((process.cpuUsage(t).user + process.cpuUsage(t).system) < 400_000); console.log("burnt"); setInterval(() => {}, 1000);'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+    const burnt = (p: ReturnType<typeof burner>) => new Promise<void>((resolve) => p.stdout!.on('data', (d: Buffer) => d.toString().includes('burnt') && resolve()));
     const relay = burner();
     const consumer = burner();
     try {
       const cpu = measureCpu(() => ({ 'relay worker': [relay.pid!], 'consumer worker': [consumer.pid!] }));
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      const bound = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the burners did not finish within 20 s')), 20_000).unref());
+      await Promise.race([Promise.all([burnt(relay), burnt(consumer)]), bound]);
       const { cpuSeconds } = cpu.stop();
       assert.ok((cpuSeconds['relay worker'] ?? 0) >= 0.1, `relay worker ${cpuSeconds['relay worker']}`);
       assert.ok((cpuSeconds['consumer worker'] ?? 0) >= 0.1, `consumer worker ${cpuSeconds['consumer worker']}`);

@@ -107,7 +107,7 @@ async function timedRun(b: Bench, runName: string) {
   const uses: CapUse[] = capUse.stop(seconds);
   assertCapHeld(uses, CAP);
   const { rows } = await db.pool.query<{ n: number; span_ms: number }>(
-    `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span_ms FROM inbox_processed_events WHERE event_id LIKE $1`,
+    `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span_ms FROM temporal_outbox.inbox_processed_events WHERE event_id LIKE $1`,
     [`${runName}-%`],
   );
   const added = (await balancesSum(db)) - sumBefore;

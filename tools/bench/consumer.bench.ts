@@ -74,15 +74,15 @@ async function throughput(db: TestDatabase) {
   const cpuUsage = cpu.stop();
   const wallMs = performance.now() - wallStart;
   const { rows } = await db.pool.query<{ n: number; span_ms: number }>(
-    `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span_ms FROM inbox_processed_events WHERE event_id LIKE 'tp-%'`,
+    `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span_ms FROM temporal_outbox.inbox_processed_events WHERE event_id LIKE 'tp-%'`,
   );
   const { n, span_ms: spanMs } = rows[0]!;
   const chunks = workers.flatMap((w) => w.logs.filter((l) => l.msg === 'batch applied'));
   const workflowMs = chunks.map((c) => c.workflowMs as number).sort((a, b) => a - b);
   const perSecond = new Map<number, number>();
   const { rows: timeline } = await db.pool.query<{ second: number; credits: number }>(
-    `SELECT floor(extract(epoch FROM processed_at - (SELECT min(processed_at) FROM inbox_processed_events)))::int AS second, count(*)::int AS credits
-     FROM inbox_processed_events WHERE event_id LIKE 'tp-%' GROUP BY 1 ORDER BY 1`,
+    `SELECT floor(extract(epoch FROM processed_at - (SELECT min(processed_at) FROM temporal_outbox.inbox_processed_events)))::int AS second, count(*)::int AS credits
+     FROM temporal_outbox.inbox_processed_events WHERE event_id LIKE 'tp-%' GROUP BY 1 ORDER BY 1`,
   );
   for (const t of timeline) perSecond.set(t.second, t.credits);
   for (const w of workers) await w.stop();
@@ -140,7 +140,7 @@ async function latency(db: TestDatabase) {
   const offered = seq / SECONDS;
   await eventually('all latency events credited', () => groupCaughtUp(kafka, group, topic), 120_000, 500);
   const { rows } = await db.pool.query<{ event_id: string; at: string }>(
-    `SELECT event_id, (extract(epoch FROM processed_at) * 1000)::float8 AS at FROM inbox_processed_events WHERE event_id LIKE 'lat-%'`,
+    `SELECT event_id, (extract(epoch FROM processed_at) * 1000)::float8 AS at FROM temporal_outbox.inbox_processed_events WHERE event_id LIKE 'lat-%'`,
   );
   const samples = rows.map((r) => ({ id: r.event_id, sentMs: sentAt.get(r.event_id)! - start, latencyMs: Number(r.at) - sentAt.get(r.event_id)! }));
   const sorted = samples.map((s) => s.latencyMs).sort((a, b) => a - b);

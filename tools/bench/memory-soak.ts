@@ -141,7 +141,7 @@ async function main() {
       }
       if (committed - done < IN_FLIGHT) {
         await db.pool.query(
-          `INSERT INTO outbox_events (event_type, payload)
+          `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
            SELECT 'payment_confirmed', jsonb_build_object('event_id', $1::text || '-' || g, 'type', 'payment_confirmed', 'account_id', 1 + g % $4::int, 'amount', 1)
              FROM generate_series($2::int, $3::int) g`,
           [suffix, committed + 1, committed + PER_TRANSACTION, ACCOUNTS],
@@ -173,9 +173,9 @@ async function main() {
     const offsets = await admin.fetchTopicOffsets(topic);
     await admin.disconnect();
     const onTopic = offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
-    const inboxRows = Number((await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM inbox_processed_events')).rows[0]!.n);
+    const inboxRows = Number((await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM temporal_outbox.inbox_processed_events')).rows[0]!.n);
     const balances = await credited();
-    const outbox = (await db.pool.query<{ pending: string; remaining: string }>(`SELECT count(*) FILTER (WHERE published_at IS NULL) AS pending, count(*) AS remaining FROM outbox_events`)).rows[0]!;
+    const outbox = (await db.pool.query<{ pending: string; remaining: string }>(`SELECT count(*) FILTER (WHERE published_at IS NULL) AS pending, count(*) AS remaining FROM temporal_outbox.outbox_events`)).rows[0]!;
     const retentionRuns = (await client.schedule.getHandle(config.retention.scheduleId).describe()).info.numActionsTaken;
     const checks = {
       committed,

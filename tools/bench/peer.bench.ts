@@ -97,7 +97,7 @@ async function throughputRun(b: Bench, c: Contender, repeat: number): Promise<Co
   if (c.kind === 'ours') {
     const relays = new Relays(b.client, b.taskQueue);
     try {
-      await b.db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
+      await b.db.pool.query(`TRUNCATE temporal_outbox.outbox_events; UPDATE temporal_outbox.outbox_relay_layout SET shard_count = NULL`);
       await relays.start(ourDefaults);
       await insertBacklog(b.db, 100);
       await waitDrained(b.db, 60_000, 'warm-up');
@@ -135,7 +135,7 @@ async function latencyRun(b: Bench, c: Contender, repeat: number): Promise<Conte
   if (c.kind === 'ours') {
     const relays = new Relays(b.client, b.taskQueue);
     try {
-      await b.db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
+      await b.db.pool.query(`TRUNCATE temporal_outbox.outbox_events; UPDATE temporal_outbox.outbox_relay_layout SET shard_count = NULL`);
       await relays.start(ourDefaults);
       await insertBacklog(b.db, 10);
       await waitDrained(b.db, 60_000, 'warm-up');
@@ -145,7 +145,7 @@ async function latencyRun(b: Bench, c: Contender, repeat: number): Promise<Conte
         seconds: LATENCY_SECONDS,
         commit: (ids) =>
           b.db.pool.query(
-            `INSERT INTO outbox_events (event_type, payload)
+            `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
              SELECT 'payment_confirmed', jsonb_build_object('event_id', id, 'type', 'payment_confirmed', 'account_id', a, 'amount', 1)
                FROM unnest($1::text[], $2::int[]) AS t(id, a)`,
             [ids, ids.map(accountOf)],

@@ -145,14 +145,14 @@ async function main() {
         if (due > Date.now()) await sleep(due - Date.now());
         const events = Array.from({ length: perTx }, (_, k) => ({ event_id: `${tag}-${tick}-${k}`, type: 'payment_confirmed', account_id: 1 + ((tick * perTx + k) % ACCOUNTS), amount: 100 }));
         produced += perTx;
-        inflight.push(db.pool.query(`INSERT INTO outbox_events (event_type, payload) SELECT 'payment_confirmed', e FROM unnest($1::jsonb[]) AS e`, [events.map((e) => JSON.stringify(e))]));
+        inflight.push(db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) SELECT 'payment_confirmed', e FROM unnest($1::jsonb[]) AS e`, [events.map((e) => JSON.stringify(e))]));
       }
       await Promise.all(inflight);
     };
     const drained = async (timeoutMs = 180_000) => {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
-        const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM inbox_processed_events');
+        const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events');
         if (rows[0].n >= produced) return;
         await sleep(250);
       }
@@ -265,7 +265,7 @@ async function main() {
         stages: 'relay = append − created_at; Kafka → consumer = receipt − append; wait for a flight = workflow start − receipt; workflow start → credit = processed_at − workflow start',
       },
       results: {
-        // The defaults' figures (the README's table reads these): medians of their runs' p50 and p99; events summed.
+        // The defaults' figures (docs/performance.md's table reads these): medians of their runs' p50 and p99; events summed.
         events: defaults.events,
         p50Ms: defaults.p50MsMedian,
         p99Ms: defaults.p99MsMedian,

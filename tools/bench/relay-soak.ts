@@ -92,7 +92,7 @@ async function main() {
       await waitDrained(db, 300_000, `cycle ${cycle}`);
       const drainSeconds = (Date.now() - t0) / 1000;
       const peakRssMiB = worker.peakRssMiB();
-      await db.pool.query(`DELETE FROM outbox_events WHERE published_at IS NOT NULL`);
+      await db.pool.query(`DELETE FROM temporal_outbox.outbox_events WHERE published_at IS NOT NULL`);
       await sleep(SETTLE_MS);
       const statuses = await relays.statuses();
       if (restartShards) {

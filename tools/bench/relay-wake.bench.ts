@@ -35,7 +35,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function insertTick(db: TestDatabase, tag: string, tick: number) {
   const events = Array.from({ length: PER_TICK }, (_, k) => JSON.stringify({ event_id: `${tag}-${tick}-${k}`, account_id: (tick * PER_TICK + k) % 100, amount: 1 }));
-  return db.pool.query(`INSERT INTO outbox_events (event_type, payload) SELECT 'payment_confirmed', e FROM unnest($1::jsonb[]) AS e`, [events]);
+  return db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) SELECT 'payment_confirmed', e FROM unnest($1::jsonb[]) AS e`, [events]);
 }
 
 /** Transactions of PER_TICK events every `everyMs` for `forMs`, on schedule; resolves with the start time once all committed. */
@@ -53,7 +53,7 @@ async function offer(db: TestDatabase, tag: string, forMs: number, everyMs: numb
 
 async function waitPublished(db: TestDatabase): Promise<void> {
   for (;;) {
-    const { rows } = await db.pool.query(`SELECT EXISTS (SELECT 1 FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS left`);
+    const { rows } = await db.pool.query(`SELECT EXISTS (SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS left`);
     if (!rows[0].left) return;
     await sleep(50);
   }
@@ -63,7 +63,7 @@ async function waitPublished(db: TestDatabase): Promise<void> {
 async function burstLatency(db: TestDatabase, tag: string, t0: number) {
   const { rows } = await db.pool.query<{ first: boolean; ms: number }>(
     `SELECT extract(epoch FROM created_at) * 1000 < $2::float8 + ${FIRST_MS} AS first, extract(epoch FROM published_at - created_at) * 1000 AS ms
-       FROM outbox_events WHERE payload->>'event_id' LIKE $1`,
+       FROM temporal_outbox.outbox_events WHERE payload->>'event_id' LIKE $1`,
     [`${tag}-%`, t0],
   );
   const pct = (values: number[], p: number) => Math.round(percentile([...values].sort((a, b) => a - b), p));

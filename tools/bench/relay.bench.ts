@@ -40,7 +40,7 @@ const REPEATS = quick ? 1 : 3;
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
 const LATENCY_SECONDS = quick ? 5 : 10;
 const WARM_UP_EVENTS = quick ? 0 : 50_000;
-// bench/results/<name>.json; another name keeps a side run from replacing the figures the README quotes.
+// bench/results/<name>.json; another name keeps a side run from replacing the figures docs/performance.md quotes.
 const RESULT_NAME = process.env.BENCH_NAME ?? 'relay';
 const config = loadConfig();
 const DEFAULTS = relayDefaults(config);
@@ -70,7 +70,7 @@ interface ThroughputOpts {
 async function throughputRun(db: TestDatabase, client: Client, workers: WorkerPool, opts: ThroughputOpts, events = EVENTS) {
   const relays = new Relays(client, workers.taskQueue);
   try {
-    await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
+    await db.pool.query(`TRUNCATE temporal_outbox.outbox_events; UPDATE temporal_outbox.outbox_relay_layout SET shard_count = NULL`);
     // Warm-up: the shards are running, have drained a first few rows and are idle before the
     // clock starts, so the figure is the relay's, not its start-up's.
     await relays.start(opts);
@@ -127,7 +127,7 @@ async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool,
   consumerState.committedAt.clear();
   consumerState.appendedAt.clear();
   try {
-    await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
+    await db.pool.query(`TRUNCATE temporal_outbox.outbox_events; UPDATE temporal_outbox.outbox_relay_layout SET shard_count = NULL`);
     await relays.start({ shards, batchSize, mode });
     await insertBacklog(db, 10);
     await waitDrained(db, 60_000, 'warm-up');
@@ -149,7 +149,7 @@ async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool,
       inflight.push(
         db.pool
           .query(
-            `INSERT INTO outbox_events (event_type, payload)
+            `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
              SELECT 'payment_confirmed', jsonb_build_object('event_id', e, 'type', 'payment_confirmed', 'account_id', (random() * 1000)::int, 'amount', 1) FROM unnest($1::text[]) e`,
             [ids],
           )
@@ -204,7 +204,7 @@ async function idleRun(db: TestDatabase, client: Client, workers: WorkerPool, se
   const relays = new Relays(client, workers.taskQueue);
   const { shards, batchSize, mode } = DEFAULTS;
   try {
-    await db.pool.query(`TRUNCATE outbox_events; DELETE FROM outbox_relay_layout`);
+    await db.pool.query(`TRUNCATE temporal_outbox.outbox_events; UPDATE temporal_outbox.outbox_relay_layout SET shard_count = NULL`);
     await relays.start({ shards, batchSize, mode });
     // Long enough for the previous runs' terminated shards' waits to notice (heartbeat, 10 s).
     await sleep(12_000);

@@ -148,7 +148,7 @@ async function background(pool: Pool, phase: Phase, walk: Walk, deadline: number
     while (Date.now() < deadline) {
       const toId = Math.min(nextId + 10_000, walk.untilId);
       const r = await pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM outbox_events WHERE id >= $1::bigint AND id < $2::bigint AND published_at < $3::timestamptz`,
+        `SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE id >= $1::bigint AND id < $2::bigint AND published_at < $3::timestamptz`,
         [nextId, toId, walk.cutoff],
       );
       rows += r.rows[0]!.n;
@@ -214,7 +214,7 @@ async function main() {
     let t0 = performance.now();
     await seedIds(pool, shape, now, 1, shape.rows);
     await syncOutboxIdentity(pool);
-    await pool.query('VACUUM (ANALYZE) outbox_events');
+    await pool.query('VACUUM (ANALYZE) temporal_outbox.outbox_events');
     console.log(`seeded and vacuumed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const cutoff = await databaseTimeAgo(pool, config.retention.windowMs);
     const planned = await planOutboxWalk(pool, cutoff);
@@ -256,9 +256,9 @@ async function main() {
         if (phase.kind === 'delete' && done.rows > 0) {
           // Rows published just after the cutoff stay behind near the walk's end: clear the
           // range first so it can be re-seeded exactly as it was.
-          await pool.query(`DELETE FROM outbox_events WHERE id >= $1 AND id < $2`, [walk.fromId, done.nextId]);
+          await pool.query(`DELETE FROM temporal_outbox.outbox_events WHERE id >= $1 AND id < $2`, [walk.fromId, done.nextId]);
           await seedIds(pool, shape, now, walk.fromId, done.nextId - 1);
-          await pool.query('VACUUM outbox_events');
+          await pool.query('VACUUM temporal_outbox.outbox_events');
         }
       }
     }

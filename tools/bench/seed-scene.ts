@@ -211,11 +211,11 @@ async function main() {
   await migrate(url);
   const pool = createPool(url, { max: 4, application_name: 'scene', statement_timeout: 0 /* one chunk of millions of rows, VACUUM, CREATE INDEX */ });
   try {
-    if (!opts.keepIndex) await pool.query('DROP INDEX outbox_events_pending_idx'); // as in the seed: no partial index
+    if (!opts.keepIndex) await pool.query('DROP INDEX temporal_outbox.outbox_events_pending_idx'); // as in the seed: no partial index
     const seeded = await seed(pool, shape);
     console.log(`seeded ${shape.rows.toLocaleString()} rows in ${(seeded.ms / 1000).toFixed(1)} s (${Math.round(shape.rows / (seeded.ms / 1000)).toLocaleString()} rows/s)`);
     // Eight months of autovacuum would have set hint bits and the visibility map; so do we.
-    const vacuum1 = await timed('VACUUM (ANALYZE) after seeding', () => pool.query('VACUUM (ANALYZE) outbox_events'));
+    const vacuum1 = await timed('VACUUM (ANALYZE) after seeding', () => pool.query('VACUUM (ANALYZE) temporal_outbox.outbox_events'));
 
     step('2. doctor on the 8-month table');
     const before = await runDoctor(config);
@@ -241,12 +241,12 @@ async function main() {
     console.log(`relay poll, no cleanup running: ${fmt(baseline)}`);
     console.log(`relay poll, during the cleanup: ${fmt(pollMs)}`);
     console.log(`relay poll p99 during ÷ without cleanup: ${(percentile(pollMs, 99) / percentile(baseline, 99)).toFixed(1)}×; load average at the end of the cleanup ${loadDuring.map((l) => l.toFixed(2)).join(' ')}`);
-    const vacuum2 = await timed('VACUUM (ANALYZE) after the cleanup (autovacuum would do it too)', () => pool.query('VACUUM (ANALYZE) outbox_events'));
+    const vacuum2 = await timed('VACUUM (ANALYZE) after the cleanup (autovacuum would do it too)', () => pool.query('VACUUM (ANALYZE) temporal_outbox.outbox_events'));
 
     // Meanwhile a live relay would have published the 50 pending rows and 50 new ones arrived:
     // without this turnover the scene's pending rows would age into a false "relay stopped".
-    await pool.query(`UPDATE outbox_events SET published_at = now() WHERE published_at IS NULL AND parked_at IS NULL`);
-    await pool.query(`INSERT INTO outbox_events (event_type, payload) SELECT 'payment_confirmed', jsonb_build_object('event_id', 'fresh-' || g, 'type', 'payment_confirmed', 'account_id', g, 'amount', 100) FROM generate_series(1, $1::int) g`, [shape.pending]);
+    await pool.query(`UPDATE temporal_outbox.outbox_events SET published_at = now() WHERE published_at IS NULL AND parked_at IS NULL`);
+    await pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) SELECT 'payment_confirmed', jsonb_build_object('event_id', 'fresh-' || g, 'type', 'payment_confirmed', 'account_id', g, 'amount', 100) FROM generate_series(1, $1::int) g`, [shape.pending]);
 
     // The last fix the doctor named: the schedule. Paused here, as no worker serves this database.
     await withTemporal(config, async (client) => {

@@ -138,7 +138,7 @@ async function holdSnapshot(lane: Lane) {
   lane.holder = new Client({ connectionString: lane.db.url, application_name: 'bench-held-snapshot' });
   await lane.holder.connect();
   await lane.holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-  await lane.holder.query('SELECT count(*) FROM outbox_events');
+  await lane.holder.query('SELECT count(*) FROM temporal_outbox.outbox_events');
 }
 
 async function closeLane(lane: Lane, kafka: Kafka, temporal: TemporalClient) {
@@ -158,7 +158,7 @@ async function runStep(lane: Lane, size: number): Promise<StepResult> {
   for (let from = lane.inserted + 1; from <= lane.inserted + size; from += INSERT_CHUNK) {
     const to = Math.min(from + INSERT_CHUNK - 1, lane.inserted + size);
     await db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', 'flow-' || g, 'type', 'payment_confirmed', 'account_id', 1 + g % $3::int, 'amount', 1)
          FROM generate_series($1::int, $2::int) g`,
       [from, to, ACCOUNTS],
@@ -167,13 +167,13 @@ async function runStep(lane: Lane, size: number): Promise<StepResult> {
   lane.inserted += size;
   // Each shard publishes in id order: its last row published means the shard is drained.
   const { rows: lastIds } = await db.pool.query<{ id: string }>(
-    `SELECT max(id) AS id FROM outbox_events GROUP BY (shard_hash & 2147483647) % $1::int`,
+    `SELECT max(id) AS id FROM temporal_outbox.outbox_events GROUP BY (shard_hash & 2147483647) % $1::int`,
     [SHARDS],
   );
-  await waitFor('relay drained', async () => (await db.pool.query(`SELECT 1 FROM outbox_events WHERE id = ANY($1::bigint[]) AND published_at IS NULL`, [lastIds.map((r) => r.id)])).rowCount === 0, 600_000, 100);
+  await waitFor('relay drained', async () => (await db.pool.query(`SELECT 1 FROM temporal_outbox.outbox_events WHERE id = ANY($1::bigint[]) AND published_at IS NULL`, [lastIds.map((r) => r.id)])).rowCount === 0, 600_000, 100);
   const relaySeconds = (performance.now() - stepStart) / 1000;
   const credited = lane.inserted;
-  await waitFor('credits applied', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM inbox_processed_events WHERE event_id LIKE 'flow-%'`)).rows[0].n) >= credited, 900_000, 250);
+  await waitFor('credits applied', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.inbox_processed_events WHERE event_id LIKE 'flow-%'`)).rows[0].n) >= credited, 900_000, 250);
   const consumerSeconds = (performance.now() - stepStart) / 1000;
 
   // The relay's own poll on its drained shards: the statement from the relay worker's bound
@@ -244,7 +244,7 @@ async function latencyRound(lane: Lane, kafka: Kafka, round: number): Promise<La
       inflight.push(
         db.pool
           .query(
-            `INSERT INTO outbox_events (event_type, payload)
+            `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
              SELECT 'payment_confirmed', jsonb_build_object('event_id', e, 'type', 'payment_confirmed', 'account_id', 1 + (random() * ($2::int - 1))::int, 'amount', 1) FROM unnest($1::text[]) e`,
             [ids, ACCOUNTS],
           )
@@ -256,11 +256,11 @@ async function latencyRound(lane: Lane, kafka: Kafka, round: number): Promise<La
     }
     await Promise.all(inflight);
     await waitFor('latency events on Kafka', async () => appendedAt.size >= total, 120_000, 200);
-    await waitFor('latency events credited', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM inbox_processed_events WHERE event_id LIKE $1`, [`${prefix}%`])).rows[0].n) >= total, 120_000, 250);
+    await waitFor('latency events credited', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.inbox_processed_events WHERE event_id LIKE $1`, [`${prefix}%`])).rows[0].n) >= total, 120_000, 250);
     const toKafkaMs = [...committedAt].map(([id, c]) => appendedAt.get(id)! - c);
     const { rows } = await db.pool.query<{ ms: number }>(
       `SELECT extract(epoch FROM i.processed_at - o.created_at) * 1000 AS ms
-         FROM outbox_events o JOIN inbox_processed_events i ON i.event_id = o.payload->>'event_id'
+         FROM temporal_outbox.outbox_events o JOIN temporal_outbox.inbox_processed_events i ON i.event_id = o.payload->>'event_id'
         WHERE o.payload->>'event_id' LIKE $1`,
       [`${prefix}%`],
     );
@@ -352,7 +352,7 @@ runBenchmark(async () => {
         insert: `${INSERT_CHUNK} events per INSERT, back to back, per step`,
         lanes: 'two lanes side by side, each with its own scratch database, topic, relay worker and consumer worker; they take turns step by step in ABBA order (and likewise for the latency rounds), so load from elsewhere weighs on both alike',
         relayWorker: 'in the benchmark process (so its own fetch activity can be timed); consumer worker: a child process per lane',
-        hold: "one REPEATABLE READ transaction (BEGIN; SELECT count(*) FROM outbox_events) open in the hold lane's scratch database for the whole run (a vacuum horizon is per database for ordinary tables, so the other lane is not held)",
+        hold: "one REPEATABLE READ transaction (BEGIN; SELECT count(*) FROM temporal_outbox.outbox_events) open in the hold lane's scratch database for the whole run (a vacuum horizon is per database for ordinary tables, so the other lane is not held)",
         throughput: 'per step: events / seconds from the first INSERT of the step until its last row is published (relay) or credited (consumer)',
         relayPoll: `on each drained shard, median of ${POLL_SAMPLES}, worst shard: the relay's poll statement from the relay worker's own bound and from the beginning (EXPLAIN ANALYZE execution time), and the whole fetch activity (client-side)`,
         latency: `${LATENCY_ROUNDS} rounds per lane of 1,000 events/s for ${LATENCY_SECONDS} s after the flow, 10 events per transaction; on Kafka = broker LogAppendTime - client time after COMMIT; credited = inbox processed_at - outbox created_at (both PostgreSQL)`,

@@ -161,7 +161,7 @@ export function temporalVersions(binary: string): { cli?: string; server?: strin
 }
 
 /** The first of python3 / python whose `-m pip` works, as the machine has it configured. */
-function pythonWithPip(): string | undefined {
+export function pythonWithPip(): string | undefined {
   return ['python3', 'python'].find((p) => hasCommand(p) && canRun(p, ['-m', 'pip', '--version']));
 }
 

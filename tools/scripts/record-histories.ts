@@ -44,7 +44,7 @@ async function outboxCounts(db: TestDatabase): Promise<{ pending: number; parked
   const { rows } = await db.pool.query<{ pending: number; parked: number }>(
     `SELECT count(*) FILTER (WHERE published_at IS NULL AND parked_at IS NULL)::int AS pending,
             count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked
-       FROM outbox_events`,
+       FROM temporal_outbox.outbox_events`,
   );
   return rows[0]!;
 }
@@ -52,7 +52,7 @@ async function outboxCounts(db: TestDatabase): Promise<{ pending: number; parked
 /** Plain-SQL producer rows (the public contract): `payment_confirmed` with only type and payload. */
 async function insertEvents(db: TestDatabase, prefix: string, count: number, padding = 0): Promise<void> {
   await db.pool.query(
-    `INSERT INTO outbox_events (event_type, payload)
+    `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
      SELECT 'payment_confirmed',
             jsonb_build_object('event_id', $1::text || g, 'type', 'payment_confirmed', 'account_id', 1000 + g % 4, 'amount', 100 + g, 'note', repeat('x', $3::int))
        FROM generate_series(1, $2::int) g`,
@@ -160,12 +160,12 @@ async function recordRetention(client: Client): Promise<{ name: string; history:
   const db = await createTestDatabase();
   const taskQueue = uniqueName('histories-retention');
   await db.pool.query(
-    `INSERT INTO outbox_events (event_type, payload, created_at, published_at)
+    `INSERT INTO temporal_outbox.outbox_events (event_type, payload, created_at, published_at)
      SELECT 'payment_confirmed', jsonb_build_object('event_id', 'old-' || g, 'type', 'payment_confirmed', 'account_id', 1001, 'amount', 1),
             now() - interval '3 days', CASE WHEN g % 10 = 0 THEN NULL ELSE now() - interval '3 days' END
        FROM generate_series(1, 250) g`,
   );
-  await db.pool.query(`INSERT INTO inbox_processed_events (event_id, processed_at) SELECT 'old-' || g, now() - interval '20 days' FROM generate_series(1, 50) g`);
+  await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (event_id, processed_at) SELECT 'old-' || g, now() - interval '20 days' FROM generate_series(1, 50) g`);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   try {
     const worker = await Worker.create({

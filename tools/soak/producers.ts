@@ -63,7 +63,7 @@ async function writeTransaction(kind: ProducerKind, pool: Pool, events: Record<s
     if (kind === 'api') {
       for (const payload of events) await enqueue(client, { eventType: PAYMENT_CONFIRMED, payload, key: String(payload.account_id) });
     } else {
-      await client.query(`INSERT INTO outbox_events (event_type, payload) SELECT $1, e FROM jsonb_array_elements($2::jsonb) e`, [PAYMENT_CONFIRMED, JSON.stringify(events)]);
+      await client.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) SELECT $1, e FROM jsonb_array_elements($2::jsonb) e`, [PAYMENT_CONFIRMED, JSON.stringify(events)]);
     }
     await client.query('COMMIT');
   } catch (error) {

@@ -20,13 +20,13 @@ export async function readLedger(pool: Pool): Promise<Ledger> {
     SELECT count(*) FILTER (WHERE payload->>'event_id' LIKE 'soak-api-%')::int AS api,
            count(*) FILTER (WHERE payload->>'event_id' LIKE 'soak-sql-%')::int AS sql,
            count(*)::int AS total,
-           count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM inbox_processed_events i WHERE i.event_id = o.payload->>'event_id'))::int AS lost,
-           (SELECT count(*)::int FROM inbox_parked_events) + count(*) FILTER (WHERE o.parked_at IS NOT NULL)::int AS parked
-      FROM outbox_events o`);
+           count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM temporal_outbox.inbox_processed_events i WHERE i.event_id = o.payload->>'event_id'))::int AS lost,
+           (SELECT count(*)::int FROM temporal_outbox.inbox_parked_events) + count(*) FILTER (WHERE o.parked_at IS NOT NULL)::int AS parked
+      FROM temporal_outbox.outbox_events o`);
   const { rows: [excess] } = await pool.query(`
     SELECT coalesce(sum(greatest(0, a.balance - a.opening_balance - coalesce(e.n, 0))), 0)::int AS double_applied
       FROM accounts a
-      LEFT JOIN (SELECT (payload->>'account_id')::bigint AS account_id, count(*) AS n FROM outbox_events GROUP BY 1) e USING (account_id)`);
+      LEFT JOIN (SELECT (payload->>'account_id')::bigint AS account_id, count(*) AS n FROM temporal_outbox.outbox_events GROUP BY 1) e USING (account_id)`);
   return {
     events: { api: counts.api, sql: counts.sql, total: counts.total },
     lost: counts.lost,

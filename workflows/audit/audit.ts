@@ -8,7 +8,7 @@ import { PROGRAMMING_ERRORS } from '../programming-errors';
 
 /**
  * Read-only queries over one window of events (a table read of the outbox and index lookups in
- * the inbox and ledger): seconds on a retention-sized outbox. Retried while PostgreSQL restarts;
+ * the inbox; the service's checks read its own tables): seconds on a retention-sized outbox. Retried while PostgreSQL restarts;
  * bad settings are not retried.
  */
 const auditQuery = {
@@ -16,7 +16,7 @@ const auditQuery = {
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [AUDIT_FAILURES.invalidInput, ...PROGRAMMING_ERRORS] },
 } satisfies ActivityOptions;
 
-const { planAudit, checkOutboxWindow, checkConsumer, checkBalances } = proxyActivities<AuditActivities>(auditQuery);
+const { planAudit, checkOutboxWindow, checkConsumer, runAuditChecks } = proxyActivities<AuditActivities>(auditQuery);
 
 const STATUS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditStatus.name, SearchAttributeType.KEYWORD);
 const FINDINGS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditFindings.name, SearchAttributeType.KEYWORD_LIST);
@@ -24,7 +24,7 @@ const FINDINGS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditFindings.name, 
 /**
  * One audit run, started by the `outbox-audit` Schedule: proves for a window of events
  * that every published event reached every consumer's inbox exactly once or is parked there with
- * a reason, and that the payments invariant holds. The report (exact event ids and accounts) is
+ * a reason, and that the service's own checks (its invariants, src/audit/check.ts) hold. The report (exact event ids and accounts) is
  * the result; the UI shows it as current details, memo and the OutboxAuditStatus /
  * OutboxAuditFindings search attributes (so `OutboxAuditStatus = 'drift'` lists the bad runs).
  */
@@ -35,9 +35,9 @@ export async function reconciliationWorkflow(input: AuditInput = {}): Promise<Au
   const outbox = await checkOutboxWindow({ window, maxListed: settings.maxListed });
   const consumers = [];
   for (const consumer of settings.consumers) consumers.push(await checkConsumer({ window, consumer, maxListed: settings.maxListed }));
-  const invariant = await checkBalances({ maxListed: settings.maxListed });
-  const counts = driftCounts(consumers, invariant);
-  const report: AuditReport = { window, settings, outbox, consumers, invariant, drift: hasDrift(counts), driftCounts: counts, durationMs: Date.now() - started };
+  const checks = await runAuditChecks({ window, consumers: settings.consumers, maxListed: settings.maxListed });
+  const counts = driftCounts(consumers, checks);
+  const report: AuditReport = { window, settings, outbox, consumers, checks, drift: hasDrift(counts), driftCounts: counts, durationMs: Date.now() - started };
 
   upsertSearchAttributes([
     { key: STATUS, value: report.drift ? 'drift' : 'clean' },

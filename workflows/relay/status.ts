@@ -33,7 +33,7 @@ export function statusMarkdown(s: RelayStatus): string {
   return [
     `**Outbox relay — shard ${s.shardIndex} of ${s.shardCount}** · ${s.state}`,
     '',
-    ...(s.paused ? [`Paused since ${s.paused.since}: ${s.paused.reason}. Resume: \`npm run outbox -- relay resume --shard ${s.shardIndex}\``, ''] : []),
+    ...(s.paused ? [`Paused since ${s.paused.since}: ${s.paused.reason}. Resume: \`npx temporal-outbox relay resume --shard ${s.shardIndex}\``, ''] : []),
     '| published | batches | last id | pending | parked (waiting) | runs |',
     '|---:|---:|---:|---:|---:|---:|',
     `| ${s.published} | ${s.batches} | ${s.lastId} | ${s.pending ?? '?'} | ${s.parkedNow ?? '?'} | ${s.runs + 1} |`,

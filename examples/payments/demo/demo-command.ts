@@ -5,6 +5,7 @@ import { countAccountsWithPayments, mismatchedAccounts } from './account-balance
 import { startWorkerEntry, stopChildWorkers, type ChildWorker } from '../../../tools/local-stack/child-processes';
 import { confirmOneDemoPayment, ensureDemoAccounts, runAtRate } from './demo-traffic';
 import { readPipelineStats, type PipelineStats } from './pipeline-stats';
+import { EXAMPLE_KEY_FIELD, migrateExample } from '../../migrate';
 import { waitForPollers } from '../../../tools/local-stack/wait-for-workers';
 // The demo is a user of the package: it imports its public API only (what `temporal-outbox`
 // and `temporal-outbox/local-stack` export), never the modules behind it.
@@ -51,7 +52,7 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
   const say = (m: string) => console.log(`[demo] ${m}`);
   let started: ServiceName[] = [];
   let workers: ChildWorker[] = [];
-  const pool = createPool(config.database.url);
+  const pool = createPool(config.database.url, { schema: config.database.schema });
   // The first Ctrl-C (or SIGTERM, or the terminal closing) stops the traffic and waits for the
   // pipeline to drain; a second one stops waiting. Either way the workers and the services this
   // demo started are stopped before it exits (its workers do not hear Ctrl-C themselves). One
@@ -72,8 +73,9 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onStopSignal);
   try {
     started = await stackUp(config, (m) => say(m));
-    const setup = await setUp(config);
-    say(`schema, topics and search attributes ready (${setup.migrations.length} migrations applied now)`);
+    const setup = await setUp(config, { keyField: EXAMPLE_KEY_FIELD });
+    const exampleMigrations = await migrateExample(config.database.url);
+    say(`schema, topics and search attributes ready (${setup.migrations.length} library and ${exampleMigrations.length} example migrations applied now)`);
 
     const logDir = path.join(cachePaths(config.local.cacheDir).logs, 'workers');
     workers = WORKERS.map((w) => startWorkerEntry(w.name, workerEntry(w.worker), logDir, process.env, [], { ownProcessGroup: true }));

@@ -14,9 +14,9 @@ export interface PipelineStats {
 const PIPELINE_STATS_SQL = `
   SELECT (SELECT count(*) FROM payments WHERE status = 'confirmed')                        AS confirmed_payments,
          (SELECT coalesce(sum(amount), 0) FROM payments WHERE status = 'confirmed')        AS confirmed_total,
-         (SELECT count(*) FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS outbox_pending,
-         (SELECT count(*) FROM outbox_events WHERE published_at IS NULL AND parked_at IS NOT NULL) AS outbox_parked,
-         (SELECT count(*) FROM inbox_parked_events WHERE redriven_at IS NULL)             AS inbox_parked,
+         (SELECT count(*) FROM temporal_outbox.outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS outbox_pending,
+         (SELECT count(*) FROM temporal_outbox.outbox_events WHERE published_at IS NULL AND parked_at IS NOT NULL) AS outbox_parked,
+         (SELECT count(*) FROM temporal_outbox.inbox_parked_events WHERE redriven_at IS NULL)             AS inbox_parked,
          (SELECT coalesce(sum(balance), 0) FROM accounts)                                   AS balance_total`;
 
 export async function readPipelineStats(db: SqlExecutor): Promise<PipelineStats> {

@@ -2,66 +2,54 @@ import type { SqlExecutor } from '../../db/executor';
 
 /**
  * For one consumer: every published event of its types created in the window, matched with its
- * inbox row, its applied credit (payments_credit_ledger, the handler's record of what it did)
- * and, when it has no inbox row, the reason it was parked. Each event falls in one kind:
- *   applied            inbox row, and the credit (if ledgered) matches the event   — fine
- *   parked             no inbox row, parked with a reason                          — fine
- *   not-applied        no inbox row, no credit, not parked                         — drift (lost)
- *   inbox-row-missing  credit applied but no inbox row: a redelivery would double it — drift
- *   applied-differs    applied with another account or amount than published       — drift
- * The inbox's primary key (consumer, event_id) is what makes "applied" mean exactly once.
+ * inbox row and, when it has none, the reason it was parked. Each event falls in one kind:
+ *   applied      inbox row                                   — fine
+ *   parked       no inbox row, parked with a reason          — fine
+ *   not-applied  no inbox row, not parked                    — drift (lost)
+ * The inbox's primary key (consumer, event_id) is what makes "applied" mean exactly once. What
+ * a handler did with an event is its service's to prove, with a check of its own (check.ts).
  * Counts are exact; the listed events are the first $5 of each kind by outbox id.
  */
 export const DELIVERY_GAPS_SQL = `
   WITH expected AS (
-    SELECT o.id, o.published_at, o.payload ->> 'event_id' AS event_id,
-           o.payload ->> 'account_id' AS account_id, o.payload ->> 'amount' AS amount
-      FROM outbox_events o
+    SELECT o.id, o.published_at, o.payload ->> 'event_id' AS event_id
+      FROM temporal_outbox.outbox_events o
      WHERE o.created_at >= $2::timestamptz AND o.created_at < $3::timestamptz
        AND o.published_at IS NOT NULL
        AND o.event_type = ANY($4::text[])
   ),
   joined AS (
-    SELECT e.*, i.event_id IS NOT NULL AS in_inbox, l.account_id::text AS applied_account, l.amount::text AS applied_amount
+    SELECT e.*, i.event_id IS NOT NULL AS in_inbox
       FROM expected e
-      LEFT JOIN inbox_processed_events i ON i.consumer = $1 AND i.event_id = e.event_id
-      LEFT JOIN payments_credit_ledger l ON l.consumer = $1 AND l.event_id = e.event_id
+      LEFT JOIN temporal_outbox.inbox_processed_events i ON i.consumer = $1 AND i.event_id = e.event_id
   ),
   classified AS (
     SELECT j.*, p.reason AS parked_reason,
            CASE
-             WHEN j.in_inbox AND j.applied_account IS NOT NULL
-                  AND (j.applied_account IS DISTINCT FROM j.account_id OR j.applied_amount IS DISTINCT FROM j.amount) THEN 'applied-differs'
              WHEN j.in_inbox THEN 'applied'
-             WHEN j.applied_account IS NOT NULL THEN 'inbox-row-missing'
              WHEN p.reason IS NOT NULL THEN 'parked'
              ELSE 'not-applied'
            END AS kind
       FROM joined j
       LEFT JOIN LATERAL (
-        SELECT reason FROM inbox_parked_events p WHERE p.consumer = $1 AND p.event_id = j.event_id ORDER BY p.id DESC LIMIT 1
+        SELECT reason FROM temporal_outbox.inbox_parked_events p WHERE p.consumer = $1 AND p.event_id = j.event_id ORDER BY p.id DESC LIMIT 1
       ) p ON NOT j.in_inbox
   ),
   ranked AS (
     SELECT c.*, row_number() OVER (PARTITION BY kind ORDER BY id) AS n, count(*) OVER (PARTITION BY kind) AS kind_count FROM classified c
   )
   SELECT kind, kind_count::int AS count,
-         json_agg(json_build_object('outboxId', id, 'eventId', event_id, 'publishedAt', published_at, 'accountId', account_id, 'amount', amount,
-                                    'appliedAccountId', applied_account, 'appliedAmount', applied_amount, 'reason', parked_reason) ORDER BY id)
+         json_agg(json_build_object('outboxId', id, 'eventId', event_id, 'publishedAt', published_at, 'reason', parked_reason) ORDER BY id)
            FILTER (WHERE n <= $5 AND kind <> 'applied') AS listed
     FROM ranked
    GROUP BY kind, kind_count`;
 
-export type DeliveryKind = 'applied' | 'parked' | 'not-applied' | 'inbox-row-missing' | 'applied-differs';
+export type DeliveryKind = 'applied' | 'parked' | 'not-applied';
 
 export interface DeliveryGapRow {
   outboxId: number;
   eventId: string;
   publishedAt: string;
-  accountId: string | null;
-  amount: string | null;
-  appliedAccountId: string | null;
-  appliedAmount: string | null;
   reason: string | null;
 }
 
@@ -82,7 +70,7 @@ export async function deliveryGaps(db: SqlExecutor, input: DeliveryGapsInput): P
     input.maxListed,
   ]);
   const empty = () => ({ count: 0, listed: [] as DeliveryGapRow[] });
-  const out = { applied: empty(), parked: empty(), 'not-applied': empty(), 'inbox-row-missing': empty(), 'applied-differs': empty() };
+  const out = { applied: empty(), parked: empty(), 'not-applied': empty() };
   for (const r of rows) out[r.kind] = { count: r.count, listed: r.listed ?? [] };
   return out;
 }

@@ -8,7 +8,7 @@ import type { ParkedEvent } from '../types';
  */
 export const OUTBOX_WINDOW_SQL = `
   WITH w AS (
-    SELECT published_at, parked_at FROM outbox_events WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
+    SELECT published_at, parked_at FROM temporal_outbox.outbox_events WHERE created_at >= $1::timestamptz AND created_at < $2::timestamptz
   )
   SELECT count(*)::int                                                        AS events,
          count(*) FILTER (WHERE published_at IS NOT NULL)::int                AS published,
@@ -18,7 +18,7 @@ export const OUTBOX_WINDOW_SQL = `
 
 export const OUTBOX_WINDOW_PARKED_SQL = `
   SELECT id, payload ->> 'event_id' AS event_id, coalesce(last_error, 'parked without a recorded reason') AS reason
-    FROM outbox_events
+    FROM temporal_outbox.outbox_events
    WHERE parked_at IS NOT NULL AND published_at IS NULL
      AND created_at >= $1::timestamptz AND created_at < $2::timestamptz
    ORDER BY id

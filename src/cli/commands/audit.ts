@@ -45,7 +45,7 @@ export function registerAuditCommands(program: Command) {
       const config = loadConfig();
       await withTemporalClient(config, async (client) => {
         const run = await lastAuditRun(client, config.audit.scheduleId);
-        if (run === null) throw new Error(`there is no audit schedule ${config.audit.scheduleId}: npm run audit:schedule`);
+        if (run === null) throw new Error(`there is no audit schedule ${config.audit.scheduleId}: npx temporal-outbox audit schedule`);
         if (run === undefined) return console.log('no audit run has finished yet');
         if (!run.report) {
           process.exitCode = 1;
@@ -61,7 +61,7 @@ function print(r: AuditReport, workflowId: string, json?: boolean) {
   if (json) return console.log(JSON.stringify({ workflowId, ...r }, null, 2));
   console.log(`${workflowId}: events created ${r.window.from} → ${r.window.to}: ${r.outbox.events} events, ${r.outbox.published} published, ${r.outbox.pending} pending, ${r.outbox.parked.count} parked`);
   for (const c of r.consumers) console.log(`  ${c.consumer}: ${c.applied} of ${c.expected} applied exactly once, ${c.parked.count} parked with a reason`);
-  console.log(`  ${r.invariant.invariant}: ${r.invariant.accountsChecked} accounts checked`);
+  for (const c of r.checks ?? []) console.log(`  ${c.description}: ${c.checked} checked, ${c.findings.count} found`);
   const lines = driftLines(r);
   console.log(lines.length ? `DRIFT:\n${lines.map((l) => `  - ${l}`).join('\n')}` : 'no drift');
 }

@@ -18,7 +18,8 @@ export function registerInboxCommands(program: Command) {
     .option('--consumer <name>', 'only this inbox consumer (default: all)')
     .option('--json', 'one JSON object per line')
     .action(async (opts: { limit: string; consumer?: string; json?: boolean }) => {
-      const pool = createPool(loadConfig().database.url, { max: 1 });
+      const { database } = loadConfig();
+      const pool = createPool(database.url, { schema: database.schema, max: 1 });
       try {
         const rows = await listParkedEvents(pool, { consumer: opts.consumer, limit: Number(opts.limit) });
         if (opts.json) {
@@ -50,12 +51,12 @@ export function registerInboxCommands(program: Command) {
     .requiredOption('--event-id <id>', 'the event id (payload.event_id)')
     .action(async (opts: { eventId: string }) => {
       const config = loadConfig();
-      const pool = createPool(config.database.url, { max: 1 });
+      const pool = createPool(config.database.url, { schema: config.database.schema, max: 1 });
       const { connection, client } = await connectTemporalClient(config);
       try {
         const found = await withCallDeadline(connection, config, () => findEventWorkflows(pool, client, opts.eventId));
         if (found.length === 0) {
-          console.log(`event ${opts.eventId} has no applied credit (not applied, parked: npm run outbox -- inbox parked, or applied before the credit ledger existed)`);
+          console.log(`event ${opts.eventId} has no applied credit (not applied, parked: npx temporal-outbox inbox parked, or applied before the credit ledger existed)`);
           process.exitCode = 1;
           return;
         }
@@ -118,7 +119,7 @@ export function registerInboxCommands(program: Command) {
     .option('--batch-size <n>', 'rows per DELETE', '10000')
     .action(async (opts: { batchSize: string }) => {
       const config = loadConfig();
-      const pool = createPool(config.database.url, { max: 1 });
+      const pool = createPool(config.database.url, { schema: config.database.schema, max: 1 });
       try {
         const result = await pruneProcessedEvents(pool, { horizonMs: config.inbox.retentionMs, batchSize: Number(opts.batchSize), timeBudgetMs: config.retention.timeBudgetMs });
         console.log(JSON.stringify(result));

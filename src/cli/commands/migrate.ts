@@ -5,9 +5,12 @@ import { migrate } from '../../db/migrate';
 export function registerMigrateCommand(program: Command) {
   program
     .command('migrate')
-    .description('apply the SQL migrations the database lacks (safe to run twice, or concurrently)')
-    .action(async () => {
-      const applied = await migrate(loadConfig().database.url);
+    .description('apply the SQL migrations the database lacks, in the library\'s schema (OUTBOX_SCHEMA, default temporal_outbox; safe to run twice, or concurrently)')
+    .option('--key-field <field>', 'the payload field a row inserted without a key is keyed (sharded, ordered) by; recorded with the relay layout')
+    .option('--upgrade-from-public', 'move a database laid out by the previous release (library tables in public) into the schema first (docs/upgrading.md)')
+    .action(async (opts: { keyField?: string; upgradeFromPublic?: boolean }) => {
+      const { database } = loadConfig();
+      const applied = await migrate(database.url, { schema: database.schema, keyField: opts.keyField, upgradeFromPublic: opts.upgradeFromPublic === true });
       process.stdout.write(applied.length ? `applied: ${applied.map((m) => `${m.version}_${m.name}`).join(', ')}\n` : 'schema is up to date\n');
     });
 }

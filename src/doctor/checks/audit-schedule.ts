@@ -13,7 +13,7 @@ export const auditScheduleCheck: Check = async ({ config, temporal: client }) =>
   const run = await lastAuditRun(client, scheduleId);
   if (run === null) {
     return result('audit', title, [{ label: 'exists', value: false }], [
-      { severity: 'warn', message: `there is no audit schedule ${scheduleId}: nothing checks that published events were applied exactly once`, fix: 'npm run audit:schedule (and a retention worker runs it: npm run worker:retention)' },
+      { severity: 'warn', message: `there is no audit schedule ${scheduleId}: nothing checks that published events were applied exactly once`, fix: 'npx temporal-outbox audit schedule (and a retention worker runs it: npm run worker:retention)' },
     ]);
   }
   const facts: Fact[] = [{ label: 'exists', value: true }];
@@ -35,11 +35,11 @@ export const auditScheduleCheck: Check = async ({ config, temporal: client }) =>
       problems.push({
         severity: 'fail',
         message: `the last audit found drift: ${lines.slice(0, SHOWN_FINDINGS).join('; ')}${more}`,
-        fix: `see the full report: npm run outbox -- audit last (or ${ui}); then fix each finding as docs/audit.md says`,
+        fix: `see the full report: npx temporal-outbox audit last (or ${ui}); then fix each finding as docs/audit.md says`,
       });
     }
   } else {
-    problems.push({ severity: 'fail', message: `the last audit run ${run.status.toLowerCase()}: ${run.failure ?? 'no result'}`, fix: `open ${ui}, fix the cause, then: npm run outbox -- audit run` });
+    problems.push({ severity: 'fail', message: `the last audit run ${run.status.toLowerCase()}: ${run.failure ?? 'no result'}`, fix: `open ${ui}, fix the cause, then: npx temporal-outbox audit run` });
   }
   return result('audit', title, facts, problems);
 };

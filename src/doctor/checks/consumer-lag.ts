@@ -4,7 +4,7 @@ import { age, count } from '../format-values';
 import { result, type Check, type Fact, type Problem } from '../types';
 import { kafkaConnectionOptions } from '../../kafka/connection-options';
 
-export const LAST_CREDIT_SQL = `SELECT extract(epoch FROM now() - max(processed_at)) * 1000 AS idle_ms FROM inbox_processed_events WHERE consumer = $1`;
+export const LAST_CREDIT_SQL = `SELECT extract(epoch FROM now() - max(processed_at)) * 1000 AS idle_ms FROM temporal_outbox.inbox_processed_events WHERE consumer = $1`;
 
 /** Partitions with something waiting, most behind first: "partition 3: 1,200 waiting, oldest 4.0 min". */
 function behind(lag: GroupLag, limit = 6): string {
@@ -32,7 +32,7 @@ export const consumerLagCheck: Check = async ({ db, config }) => {
   try {
     await admin.connect();
     if (!(await admin.listTopics()).includes(topic)) {
-      return result('consumer-lag', title, [], [{ severity: 'warn', message: `the topic ${topic} does not exist yet`, fix: 'npm run outbox -- setup' }]);
+      return result('consumer-lag', title, [], [{ severity: 'warn', message: `the topic ${topic} does not exist yet`, fix: 'npx temporal-outbox setup' }]);
     }
     lag = await measureGroupLag(admin, topic, consumerGroup);
   } catch (err) {

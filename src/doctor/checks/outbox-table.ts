@@ -7,15 +7,15 @@ const OLD_ROWS_CAP = 100_000;
 
 export const OUTBOX_PENDING_SQL = `
   SELECT count(*) AS pending, extract(epoch FROM now() - min(created_at)) * 1000 AS oldest_ms
-    FROM outbox_events
+    FROM temporal_outbox.outbox_events
    WHERE published_at IS NULL AND parked_at IS NULL`;
 
-export const OUTBOX_PARKED_SQL = `SELECT count(*) AS parked FROM outbox_events WHERE parked_at IS NOT NULL AND published_at IS NULL`;
+export const OUTBOX_PARKED_SQL = `SELECT count(*) AS parked FROM temporal_outbox.outbox_events WHERE parked_at IS NOT NULL AND published_at IS NULL`;
 
 /** Published rows retention should long have deleted (older than twice the window), capped. */
 export const OUTBOX_OVERDUE_SQL = `
   SELECT count(*) AS overdue
-    FROM (SELECT 1 FROM outbox_events
+    FROM (SELECT 1 FROM temporal_outbox.outbox_events
            WHERE published_at < now() - make_interval(secs => $1::float8 / 1000)
            LIMIT ${OLD_ROWS_CAP}) AS s`;
 
@@ -23,7 +23,7 @@ export const OUTBOX_OVERDUE_SQL = `
 export const outboxTableCheck: Check = async ({ db, config }) => {
   const stats = await tableStats(db, 'outbox_events');
   if (!stats) {
-    return result('outbox-table', 'outbox_events', [], [{ severity: 'fail', message: 'the outbox_events table does not exist', fix: 'npm run migrate' }]);
+    return result('outbox-table', 'outbox_events', [], [{ severity: 'fail', message: 'the outbox_events table does not exist', fix: 'npx temporal-outbox migrate' }]);
   }
   const rows = await rowCount(db, 'outbox_events', stats);
   const pending = (await db.query(OUTBOX_PENDING_SQL)).rows[0]!;
@@ -44,14 +44,14 @@ export const outboxTableCheck: Check = async ({ db, config }) => {
     problems.push({
       severity: 'fail',
       message: `${overdue >= OLD_ROWS_CAP ? `more than ${count(OLD_ROWS_CAP)}` : count(overdue)} published rows are older than twice the retention window (${age(overdueAfterMs)}): retention is not running, and the table is far larger than the window implies`,
-      fix: `create the retention schedule (npm run retention:schedule), run a retention worker (npm run worker:retention), then clear the backlog now: temporal schedule trigger --schedule-id ${config.retention.scheduleId}`,
+      fix: `create the retention schedule (npx temporal-outbox retention schedule), run a retention worker (npm run worker:retention), then clear the backlog now: temporal schedule trigger --schedule-id ${config.retention.scheduleId}`,
     });
   }
   if (stats.deadTuples > 100_000 && stats.deadTuples > stats.liveTuples) {
     problems.push({
       severity: 'warn',
       message: `${count(stats.deadTuples)} dead tuples against ${count(stats.liveTuples)} live ones (a large delete not yet vacuumed)`,
-      fix: 'VACUUM (ANALYZE) outbox_events;  -- autovacuum will get there too; this is sooner',
+      fix: 'VACUUM (ANALYZE) temporal_outbox.outbox_events;  -- autovacuum will get there too; this is sooner',
     });
   }
   return result(

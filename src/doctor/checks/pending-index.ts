@@ -5,14 +5,14 @@ export const PENDING_INDEX_NAME = 'outbox_events_pending_idx';
 
 /** The statement that creates the relay's partial index without blocking writers. */
 export const CREATE_PENDING_INDEX_SQL =
-  'CREATE INDEX CONCURRENTLY outbox_events_pending_idx ON outbox_events (id) WHERE published_at IS NULL AND parked_at IS NULL;';
+  'CREATE INDEX CONCURRENTLY outbox_events_pending_idx ON temporal_outbox.outbox_events (id) WHERE published_at IS NULL AND parked_at IS NULL;';
 
 export const PENDING_INDEX_SQL = `
   SELECT i.indisvalid AS valid,
          pg_get_indexdef(i.indexrelid) AS definition,
          pg_relation_size(i.indexrelid) AS bytes
     FROM pg_index i
-   WHERE i.indexrelid = to_regclass($1::text)`;
+   WHERE i.indexrelid = to_regclass('temporal_outbox.' || $1::text)`;
 
 export interface PendingIndexState {
   exists: boolean;

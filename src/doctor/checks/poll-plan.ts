@@ -65,12 +65,12 @@ export async function explainPoll(db: SqlExecutor, params: { shardCount: number;
 const SMALL_TABLE_PAGES = 128;
 
 async function isSmallTable(db: SqlExecutor): Promise<boolean> {
-  const { rows } = await db.query<{ pages: string }>(`SELECT pg_relation_size('outbox_events') / current_setting('block_size')::int AS pages`);
+  const { rows } = await db.query<{ pages: string }>(`SELECT pg_relation_size('temporal_outbox.outbox_events') / current_setting('block_size')::int AS pages`);
   return Number(rows[0]!.pages) < SMALL_TABLE_PAGES;
 }
 
 async function shardCount(db: SqlExecutor, fallback: number): Promise<number> {
-  const { rows } = await db.query<{ shard_count: number }>('SELECT shard_count FROM outbox_relay_layout LIMIT 1').catch(() => ({ rows: [] as { shard_count: number }[] }));
+  const { rows } = await db.query<{ shard_count: number }>('SELECT shard_count FROM temporal_outbox.outbox_relay_layout LIMIT 1').catch(() => ({ rows: [] as { shard_count: number }[] }));
   return rows[0]?.shard_count ?? fallback;
 }
 
@@ -87,7 +87,7 @@ export const pollPlanCheck: Check = async ({ db, config }) => {
     problems.push({
       severity: 'fail',
       message: `the relay's poll does not use ${PENDING_INDEX_NAME} (plan: ${plan.access.join(', ') || 'no table access'}) and takes ${plan.executionMs.toFixed(2)} ms`,
-      fix: index?.exists && index.valid ? 'ANALYZE outbox_events;  -- stale statistics can hide the partial index from the planner' : CREATE_PENDING_INDEX_SQL,
+      fix: index?.exists && index.valid ? 'ANALYZE temporal_outbox.outbox_events;  -- stale statistics can hide the partial index from the planner' : CREATE_PENDING_INDEX_SQL,
     });
   } else if (plan.executionMs > SLOW_POLL_MS) {
     // Dead index entries of published rows. VACUUM removes them only if nothing holds the
@@ -103,7 +103,7 @@ export const pollPlanCheck: Check = async ({ db, config }) => {
         : {
             severity: 'warn',
             message: `the relay's poll uses ${PENDING_INDEX_NAME} but takes ${plan.executionMs.toFixed(2)} ms (dead index entries from published rows, and nothing holds the vacuum horizon longer than DOCTOR_MAX_HORIZON_AGE_MS)`,
-            fix: 'VACUUM (ANALYZE) outbox_events;',
+            fix: 'VACUUM (ANALYZE) temporal_outbox.outbox_events;',
           },
     );
   }

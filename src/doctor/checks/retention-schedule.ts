@@ -6,7 +6,7 @@ import { result, type Check, type Fact, type Problem } from '../types';
 
 /** The exact command to create the schedule, for the fix column. */
 export function createScheduleFix(scheduleId: string): string {
-  return `npm run retention:schedule  (or the temporal schedule create command in docs/retention.md${scheduleId === 'outbox-retention' ? '' : `, with --schedule-id ${scheduleId}`})`;
+  return `npx temporal-outbox retention schedule  (or the temporal schedule create command in docs/retention.md${scheduleId === 'outbox-retention' ? '' : `, with --schedule-id ${scheduleId}`})`;
 }
 
 interface LastRun {

@@ -23,7 +23,7 @@ export const topicRetentionCheck: Check = async ({ config }) => {
     const problems: Problem[] = [];
     for (const topic of topics) {
       if (!existing.has(topic)) {
-        problems.push({ severity: 'warn', message: `the topic ${topic} does not exist yet`, fix: 'npm run outbox -- setup' });
+        problems.push({ severity: 'warn', message: `the topic ${topic} does not exist yet`, fix: 'npx temporal-outbox setup' });
         continue;
       }
       const { retention, verdict } = await checkTopicRedeliveryHorizon(admin, config, topic);

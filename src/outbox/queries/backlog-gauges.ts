@@ -8,11 +8,11 @@ import type { SqlExecutor } from '../../db/executor';
  */
 export const BACKLOG_GAUGES_SQL = `
   SELECT (SELECT count(*) FROM (
-            SELECT 1 FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL LIMIT $1::int) AS p)::bigint AS pending,
+            SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL AND parked_at IS NULL LIMIT $1::int) AS p)::bigint AS pending,
          (SELECT extract(epoch FROM now() - min(created_at)) FROM (
-            SELECT created_at FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL ORDER BY id LIMIT 1000) AS o)::float8 AS oldest_age_s,
+            SELECT created_at FROM temporal_outbox.outbox_events WHERE published_at IS NULL AND parked_at IS NULL ORDER BY id LIMIT 1000) AS o)::float8 AS oldest_age_s,
          (SELECT count(*) FROM (
-            SELECT 1 FROM outbox_events WHERE parked_at IS NOT NULL AND published_at IS NULL LIMIT $1::int) AS q)::bigint AS parked`;
+            SELECT 1 FROM temporal_outbox.outbox_events WHERE parked_at IS NOT NULL AND published_at IS NULL LIMIT $1::int) AS q)::bigint AS parked`;
 
 export interface BacklogGauges {
   pending: number;

@@ -8,12 +8,12 @@ import { FROM_THE_BEGINNING } from './fetch-pending-ids';
  */
 export const COUNT_SHARD_BACKLOG_SQL = `
   SELECT (SELECT count(*) FROM (
-            SELECT 1 FROM outbox_events
+            SELECT 1 FROM temporal_outbox.outbox_events
              WHERE published_at IS NULL AND parked_at IS NULL
                AND (shard_hash & 2147483647) % $1::int = $2::int
                AND id > $4::bigint
              LIMIT $3::int) AS p) AS pending,
-         (SELECT count(*) FROM outbox_events
+         (SELECT count(*) FROM temporal_outbox.outbox_events
            WHERE parked_at IS NOT NULL AND published_at IS NULL
              AND (shard_hash & 2147483647) % $1::int = $2::int) AS parked`;
 

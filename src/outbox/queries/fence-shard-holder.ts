@@ -30,7 +30,7 @@ export const FENCE_SHARD_HOLDER_SQL = `
      AND a.pid <> pg_backend_pid()
      AND starts_with(a.application_name, $4::text)
      AND NOT EXISTS (
-           SELECT 1 FROM outbox_relay_workers w
+           SELECT 1 FROM temporal_outbox.outbox_relay_workers w
             WHERE w.relay_queue = $3 AND w.expires_at > now()
               AND left($4::text || w.worker_id, 63) = a.application_name)`;
 

@@ -15,7 +15,7 @@ import type { SqlExecutor } from '../../db/executor';
  */
 export const FETCH_PENDING_IDS_SQL = `
   SELECT id
-    FROM outbox_events
+    FROM temporal_outbox.outbox_events
    WHERE published_at IS NULL
      AND parked_at IS NULL
      AND (shard_hash & 2147483647) % $1::int = $2::int
@@ -30,7 +30,7 @@ export const FETCH_PENDING_IDS_SQL = `
  */
 export const FETCH_PENDING_IDS_EXCLUDING_SQL = `
   SELECT id
-    FROM outbox_events
+    FROM temporal_outbox.outbox_events
    WHERE published_at IS NULL
      AND parked_at IS NULL
      AND (shard_hash & 2147483647) % $1::int = $2::int

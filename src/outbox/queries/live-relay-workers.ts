@@ -4,7 +4,7 @@ import type { LiveRelayWorker } from '../relay-placement';
 /** Relay workers of one relay task queue whose heartbeat has not expired, by the database's clock. */
 export const LIVE_RELAY_WORKERS_SQL = `
   SELECT worker_id, task_queue
-    FROM outbox_relay_workers
+    FROM temporal_outbox.outbox_relay_workers
    WHERE relay_queue = $1 AND expires_at > now()
    ORDER BY worker_id`;
 

@@ -6,7 +6,7 @@ import type { SqlExecutor } from '../../db/executor';
  * already marked, and leaves alone a row an operator reset meanwhile only if it was re-sent.
  */
 export const MARK_PUBLISHED_SQL = `
-  UPDATE outbox_events
+  UPDATE temporal_outbox.outbox_events
      SET published_at = now()
    WHERE id = ANY($1::bigint[])
      AND published_at IS NULL`;

@@ -5,7 +5,7 @@ import type { SqlExecutor } from '../../db/executor';
  * leave the pending index at once, keep their reason, and wait for an operator's redrive.
  */
 export const PARK_ROWS_SQL = `
-  UPDATE outbox_events AS o
+  UPDATE temporal_outbox.outbox_events AS o
      SET parked_at = now(), last_error = r.reason, attempts = o.attempts + 1
     FROM unnest($1::bigint[], $2::text[]) AS r(id, reason)
    WHERE o.id = r.id

@@ -2,9 +2,9 @@ import type { SqlExecutor } from '../../db/executor';
 import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../notify-channel';
 
 export const LIST_PARKED_SQL = `
-  SELECT id, event_type, coalesce(event_key, payload ->> 'account_id', payload ->> 'event_id') AS message_key,
+  SELECT id, event_type, coalesce(event_key, payload ->> 'event_id') AS message_key,
          attempts, last_error, parked_at, created_at
-    FROM outbox_events
+    FROM temporal_outbox.outbox_events
    WHERE parked_at IS NOT NULL AND published_at IS NULL
    ORDER BY id
    LIMIT $1::int`;
@@ -37,7 +37,7 @@ export async function listParked(db: SqlExecutor, limit = 100): Promise<ParkedRo
  * of why it was parked until the next failure overwrites it. `ids` null means every parked row.
  */
 export const REDRIVE_SQL = `
-  UPDATE outbox_events
+  UPDATE temporal_outbox.outbox_events
      SET parked_at = NULL, attempts = 0
    WHERE parked_at IS NOT NULL AND published_at IS NULL
      AND ($1::bigint[] IS NULL OR id = ANY($1::bigint[]))

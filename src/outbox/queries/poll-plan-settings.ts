@@ -11,7 +11,7 @@ import type { SqlExecutor } from '../../db/executor';
  * poll of every shard (docs/measurements/relay-log.md, "Full speed"). ANALYZE does not change the
  * guess. With these off the planner has one sensible path left: the index, in id order, stopping at
  * the batch size. A table without the pending index still gets a plan without it (disabling a path
- * only makes it look expensive), which `npm run doctor` reports.
+ * only makes it look expensive), which `npx temporal-outbox doctor` reports.
  *
  * JIT off as well: "looks expensive" is a cost of 10^10 added to a disabled path, and a plan that
  * must keep one (the session's layout read, a sequential scan of a one-row table) then passes

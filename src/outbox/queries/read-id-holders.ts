@@ -13,7 +13,7 @@ import type { SqlExecutor } from '../../db/executor';
  * increment): the bound's argument needs it, so the relay reads from the beginning otherwise.
  */
 export const READ_ID_HOLDERS_SQL = `
-  WITH seq AS (SELECT pg_get_serial_sequence('outbox_events', 'id')::regclass AS oid)
+  WITH seq AS (SELECT pg_get_serial_sequence('temporal_outbox.outbox_events', 'id')::regclass AS oid)
   SELECT coalesce((SELECT array_agg(l.virtualtransaction)
                      FROM pg_locks l, seq
                     WHERE l.locktype = 'relation'

@@ -7,7 +7,7 @@ import type { SqlExecutor } from '../../db/executor';
  */
 export const PENDING_ROW_COLUMNS: [expression: string, name: string][] = [
   ['e.event_type', 'event_type'],
-  [`coalesce(e.event_key, e.payload ->> 'account_id', e.payload ->> 'event_id')`, 'message_key'],
+  [`coalesce(e.event_key, e.payload ->> 'event_id')`, 'message_key'],
   ['e.headers', 'headers'],
   // In the header's format (Date#toISOString: UTC, milliseconds, truncated as JavaScript's Date
   // truncates): parsing each row's timestamp into a Date only to print it again was a visible
@@ -27,7 +27,7 @@ export const PENDING_ROW_COLUMNS: [expression: string, name: string][] = [
 export const READ_PENDING_ROWS_SQL = `
   SELECT e.id,
          ${PENDING_ROW_COLUMNS.map(([expression, name]) => `${expression} AS ${name}`).join(',\n         ')}
-    FROM outbox_events e
+    FROM temporal_outbox.outbox_events e
    WHERE e.id = ANY($1::bigint[])
      AND e.published_at IS NULL
      AND e.parked_at IS NULL

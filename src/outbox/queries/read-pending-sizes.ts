@@ -19,7 +19,7 @@ export const READ_PENDING_SIZES_SQL = `
     FROM (SELECT o.id, o.event_type, o.event_key, o.headers, o.created_at, o.attempts, o.payload,
                  coalesce(o.payload_bytes, octet_length(o.payload::text)) AS payload_bytes,
                  sum(coalesce(o.payload_bytes, octet_length(o.payload::text))) OVER () <= $2::bigint AS small
-            FROM outbox_events o
+            FROM temporal_outbox.outbox_events o
            WHERE o.id = ANY($1::bigint[])
              AND o.published_at IS NULL
              AND o.parked_at IS NULL) e

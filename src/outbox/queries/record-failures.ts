@@ -5,7 +5,7 @@ import type { SqlExecutor } from '../../db/executor';
  * statement. Returns which rows are now parked, so the caller can report them.
  */
 export const RECORD_FAILURES_SQL = `
-  UPDATE outbox_events AS o
+  UPDATE temporal_outbox.outbox_events AS o
      SET attempts = o.attempts + 1,
          last_error = r.error,
          parked_at = CASE WHEN o.attempts + 1 >= $3::int THEN now() END

@@ -8,7 +8,7 @@ import { OUTBOX_NOTIFY_CHANNEL } from '../notify-channel';
  * of the shard. last_error stays as the record of why it was parked.
  */
 export const REDRIVE_SHARD_PARKED_SQL = `
-  UPDATE outbox_events
+  UPDATE temporal_outbox.outbox_events
      SET parked_at = NULL, attempts = 0
    WHERE parked_at IS NOT NULL AND published_at IS NULL
      AND (shard_hash & 2147483647) % $1::int = $2::int

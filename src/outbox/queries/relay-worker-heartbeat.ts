@@ -11,10 +11,10 @@ import type { LiveRelayWorker } from '../relay-placement';
  */
 export const RELAY_WORKER_HEARTBEAT_SQL = `
   WITH forgotten AS (
-    DELETE FROM outbox_relay_workers
+    DELETE FROM temporal_outbox.outbox_relay_workers
      WHERE relay_queue = $1 AND expires_at < now() - interval '1 hour'),
   beat AS (
-    INSERT INTO outbox_relay_workers (relay_queue, worker_id, task_queue, expires_at)
+    INSERT INTO temporal_outbox.outbox_relay_workers (relay_queue, worker_id, task_queue, expires_at)
     VALUES ($1, $2, $3, now() + $4::int * interval '1 millisecond')
     ON CONFLICT (relay_queue, worker_id)
     DO UPDATE SET heartbeat_at = now(), expires_at = EXCLUDED.expires_at, task_queue = EXCLUDED.task_queue
@@ -22,7 +22,7 @@ export const RELAY_WORKER_HEARTBEAT_SQL = `
   SELECT worker_id, task_queue FROM beat
   UNION ALL
   SELECT worker_id, task_queue
-    FROM outbox_relay_workers
+    FROM temporal_outbox.outbox_relay_workers
    WHERE relay_queue = $1 AND worker_id <> $2 AND expires_at > now()`;
 
 export interface RelayWorkerHeartbeat {

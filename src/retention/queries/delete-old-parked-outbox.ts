@@ -6,8 +6,8 @@ import type { SqlExecutor } from '../../db/executor';
  * published one is the outbox sweep's.
  */
 export const DELETE_OLD_PARKED_OUTBOX_SQL = `
-DELETE FROM outbox_events
- WHERE id IN (SELECT id FROM outbox_events
+DELETE FROM temporal_outbox.outbox_events
+ WHERE id IN (SELECT id FROM temporal_outbox.outbox_events
                WHERE parked_at IS NOT NULL AND published_at IS NULL AND parked_at < $1::timestamptz
                ORDER BY id LIMIT $2)`;
 

@@ -11,7 +11,7 @@ import type { SqlExecutor } from '../../db/executor';
  * back to NULL) is re-checked under its row lock before it would be deleted.
  */
 export const DELETE_PUBLISHED_RANGE_SQL = `
-  DELETE FROM outbox_events
+  DELETE FROM temporal_outbox.outbox_events
    WHERE id >= $1::bigint
      AND id <  $2::bigint
      AND published_at < $3::timestamptz`;

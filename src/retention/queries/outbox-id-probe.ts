@@ -6,7 +6,7 @@ import type { SqlExecutor } from '../../db/executor';
  */
 export const OUTBOX_ID_PROBE_SQL = `
   SELECT id, created_at
-    FROM outbox_events
+    FROM temporal_outbox.outbox_events
    WHERE id >= $1::bigint
    ORDER BY id
    LIMIT 1`;
@@ -22,7 +22,7 @@ export async function probeOutboxId(db: SqlExecutor, atOrAbove: number): Promise
   return row ? { id: Number(row.id), createdAt: row.created_at } : undefined;
 }
 
-export const OUTBOX_MAX_ID_SQL = `SELECT max(id) AS max_id FROM outbox_events`;
+export const OUTBOX_MAX_ID_SQL = `SELECT max(id) AS max_id FROM temporal_outbox.outbox_events`;
 
 export async function maxOutboxId(db: SqlExecutor): Promise<number | undefined> {
   const { rows } = await db.query<{ max_id: string | null }>(OUTBOX_MAX_ID_SQL);

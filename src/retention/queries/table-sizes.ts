@@ -10,7 +10,7 @@ export const TABLE_SIZE_SQL = `
          pg_total_relation_size(c.oid) AS total_bytes,
          greatest(c.reltuples, 0)::bigint AS estimated_rows
     FROM pg_class c
-   WHERE c.oid = to_regclass($1::text)`;
+   WHERE c.oid = to_regclass('temporal_outbox.' || $1::text)`;
 
 export interface TableSize {
   table: string;

@@ -1,6 +1,6 @@
 import type { RelayDefaults, ResultFile, Target } from './targets';
 
-// The README's measured table, generated from the results files: one row per BRIEF target, its
+// The measured table (docs/performance.md), generated from the results files: one row per BRIEF target, its
 // figure, met / not met, and where the figure comes from. Pure functions, so a unit test can feed
 // them sample results.
 

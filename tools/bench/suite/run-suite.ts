@@ -8,7 +8,7 @@ import { TARGETS, type ResultFile } from './targets';
 
 // `npm run bench`: every benchmark of the suite in turn (tools/bench/suite/benchmarks.ts), then the
 // measured table regenerated from the results files against the BRIEF's targets.
-//   npm run bench                   full sizes; results in tools/bench/results/, README's table rewritten
+//   npm run bench                   full sizes; results in tools/bench/results/, docs/performance.md's table rewritten
 //   npm run bench -- --quick        CI smoke: small sizes, results in tools/bench/results/quick/ (not
 //                                   committed), the table written there as measured.md
 //   --only relay,peer               a subset;   --results-dir DIR   results elsewhere
@@ -82,13 +82,13 @@ async function main() {
   const config = loadConfig();
   const table = measuredTable(TARGETS, (file) => readResult(o.resultsDir, file), { shards: config.relay.shards, batchSize: config.relay.batchSize });
   fs.writeFileSync(path.join(o.resultsDir, 'measured.md'), table + '\n');
-  const readme = path.join(PROJECT_ROOT, 'README.md');
+  const page = path.join(PROJECT_ROOT, 'docs', 'performance.md');
   const officialDir = path.join(PROJECT_ROOT, 'tools', 'bench', 'results');
-  // Only full-size results in the project's own results folder speak for the README.
-  if (!o.quick && o.resultsDir === officialDir) fs.writeFileSync(readme, replaceMarkedBlock(fs.readFileSync(readme, 'utf8'), table));
+  // Only full-size results in the project's own results folder speak for the docs.
+  if (!o.quick && o.resultsDir === officialDir) fs.writeFileSync(page, replaceMarkedBlock(fs.readFileSync(page, 'utf8'), table));
   console.log(`\n${table}\n`);
   for (const x of outcome) console.log(`${x.name.padEnd(12)} ${x.status}`);
-  console.log(`table written to ${path.join(o.resultsDir, 'measured.md')}${!o.quick && o.resultsDir === officialDir ? ' and README.md' : ''}`);
+  console.log(`table written to ${path.join(o.resultsDir, 'measured.md')}${!o.quick && o.resultsDir === officialDir ? ' and docs/performance.md' : ''}`);
   if (outcome.some((x) => x.status.startsWith('FAILED'))) process.exitCode = 1;
 }
 

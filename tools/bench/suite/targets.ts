@@ -1,5 +1,5 @@
 // The BRIEF's targets ("How good it must be"), each with the results file that measures it and
-// how to read the figure out of that file. The README's measured table is generated from these
+// how to read the figure out of that file. The measured table (docs/performance.md) is generated from these
 // (tools/bench/suite/measured-table.ts), so a target is written down once, here.
 
 /** A results file's JSON as saveBenchmark writes it; `results` differs per benchmark. */

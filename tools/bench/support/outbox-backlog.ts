@@ -9,7 +9,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function insertBacklog(db: TestDatabase, n: number): Promise<void> {
   for (let from = 1; from <= n; from += 10_000) {
     await db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', md5(random()::text || g), 'type', 'payment_confirmed', 'account_id', g % 1000, 'amount', 100)
          FROM generate_series($1::int, $2::int) g`,
       [from, Math.min(n, from + 9_999)],
@@ -26,7 +26,7 @@ export async function insertBacklog(db: TestDatabase, n: number): Promise<void> 
  * PostgreSQL whose time the relay's figure depends on (docs/measurements/relay-log.md, "Full speed").
  */
 const anyPending = async (db: TestDatabase) =>
-  (await db.pool.query<{ pending: boolean }>(`SELECT EXISTS (SELECT 1 FROM outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS pending`)).rows[0]!.pending;
+  (await db.pool.query<{ pending: boolean }>(`SELECT EXISTS (SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL AND parked_at IS NULL) AS pending`)).rows[0]!.pending;
 
 /** Polls until no row is left for the relay (parked rows are not); `what` names the run in the timeout error. */
 export async function waitDrained(db: TestDatabase, timeoutMs: number, what: string): Promise<void> {
@@ -39,7 +39,7 @@ export async function waitDrained(db: TestDatabase, timeoutMs: number, what: str
 
 /** The highest outbox id so far (0 when empty): rows committed after it are the next run's. */
 export async function maxOutboxId(db: TestDatabase): Promise<number> {
-  return Number((await db.pool.query(`SELECT coalesce(max(id), 0) AS id FROM outbox_events`)).rows[0].id);
+  return Number((await db.pool.query(`SELECT coalesce(max(id), 0) AS id FROM temporal_outbox.outbox_events`)).rows[0].id);
 }
 
 /**
@@ -49,7 +49,7 @@ export async function maxOutboxId(db: TestDatabase): Promise<number> {
  */
 export async function eventsPerShardSince(db: TestDatabase, shardCount: number, afterId: number): Promise<number[]> {
   const { rows } = await db.pool.query<{ shard: number; n: number }>(
-    `SELECT (shard_hash & 2147483647) % $1::int AS shard, count(*)::int AS n FROM outbox_events WHERE id > $2::bigint GROUP BY 1`,
+    `SELECT (shard_hash & 2147483647) % $1::int AS shard, count(*)::int AS n FROM temporal_outbox.outbox_events WHERE id > $2::bigint GROUP BY 1`,
     [shardCount, afterId],
   );
   const perShard = Array.from({ length: shardCount }, () => 0);

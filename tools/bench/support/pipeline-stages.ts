@@ -149,7 +149,7 @@ export async function runLatency(pool: Pool, tag: string, appended: Map<string, 
     `SELECT o.payload->>'event_id' AS id,
             extract(epoch FROM o.created_at) * 1000 AS created,
             extract(epoch FROM i.processed_at) * 1000 AS processed
-       FROM outbox_events o JOIN inbox_processed_events i ON i.event_id = o.payload->>'event_id'
+       FROM temporal_outbox.outbox_events o JOIN temporal_outbox.inbox_processed_events i ON i.event_id = o.payload->>'event_id'
       WHERE o.payload->>'event_id' LIKE $1`,
     [`${tag}-%`],
   );

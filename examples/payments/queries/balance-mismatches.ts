@@ -1,7 +1,7 @@
-import type { SqlExecutor } from '../../db/executor';
+import type { SqlExecutor } from 'temporal-outbox';
 
 /**
- * The payments handler's invariant: each balance equals its opening balance plus the sum of the
+ * The credit handler's invariant: each balance equals its opening balance plus the sum of the
  * credits applied to it (payments_credit_ledger, written in the same statement as the credit).
  * One snapshot sees a credit's balance change and its ledger row together or neither, so credits
  * landing while this runs never show as drift. Reads every account and the ledger's per-account

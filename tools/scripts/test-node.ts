@@ -1,0 +1,50 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { isNodeLine, nodeBinary, NODE_WHEELS } from '../local-stack/node-release';
+import { cachePaths } from '../local-stack/paths';
+
+// `npm run test:node -- 22` (or 24): the unit tests and a core subset of the integration and
+// end-to-end tests on that Node line, provisioned into the cache from its sha256-pinned PyPI
+// wheel (tools/local-stack/node-release.ts). `npm run test:node -- 24 test/unit/foo.unit.test.ts`
+// runs the given files instead. The whole suite runs on the machine's own Node (`npm test`).
+// Everything runs under that Node: the stack's CLI, mocha, and every process a test spawns
+// (its bin directory comes first on PATH).
+
+/**
+ * What a new Node line is most likely to break, within CI's budget (about 3 minutes a line): every
+ * unit test; the migrations and enqueue on PostgreSQL; tracing (async context); the pipeline end to
+ * end (relay and consumer workers on Temporal's native bridge, Kafka); the README's example; and
+ * the packed package imported from ESM and CommonJS with its bin.
+ */
+export const CORE_SUBSET = [
+  'test/unit/**/*.test.ts',
+  'test/integration/migrate.integration.test.ts',
+  'test/integration/enqueue.integration.test.ts',
+  'test/integration/traces.integration.test.ts',
+  'test/e2e/pipeline.e2e.test.ts',
+  'test/e2e/readme-example.e2e.test.ts',
+  'test/e2e/package.e2e.test.ts',
+];
+
+async function main() {
+  const [line, ...files] = process.argv.slice(2);
+  if (!line || !isNodeLine(line)) {
+    process.stderr.write(`usage: npm run test:node -- <${Object.keys(NODE_WHEELS).join('|')}> [test files…]\n`);
+    process.exit(2);
+  }
+  const config = loadConfig();
+  const node = nodeBinary(line, cachePaths(config.local.cacheDir), (m) => process.stdout.write(`[node] ${m}\n`));
+  process.stdout.write(`[node] running on ${node} (v${NODE_WHEELS[line].version})\n`);
+  const bin = (pkg: string, file: string) => path.join(PROJECT_ROOT, 'node_modules', pkg, file);
+  const args = [bin('tsx', 'dist/cli.mjs'), path.join(PROJECT_ROOT, 'tools', 'cli.ts'), 'stack', 'run', '--', node, bin('mocha', 'bin/mocha.js'), ...(files.length ? files : CORE_SUBSET)];
+  const child = spawn(node, args, { cwd: PROJECT_ROOT, stdio: 'inherit', env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` } });
+  // Ctrl-C reaches the child through the terminal; it stops the stack it started.
+  process.on('SIGINT', () => undefined);
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
