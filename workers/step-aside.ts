@@ -5,7 +5,8 @@ import { watchLinks, type LinkProbe } from './link-health';
 /** What a worker runs while its links are healthy: built and joined by `start`, drained by `shutdown`. */
 export interface SteppableWork {
   run(): Promise<void>;
-  shutdown(): Promise<void>;
+  /** `stepAside`: the work ends because a link is down (what needs that link is not waited for). */
+  shutdown(stepAside?: boolean): Promise<void>;
 }
 
 export interface StepAsideOptions<T extends SteppableWork> {
@@ -43,7 +44,7 @@ export async function runSteppingAside<T extends SteppableWork>(opts: StepAsideO
       down: async (link, reason) => {
         healthy = false;
         opts.logger.warn({ link, reason }, 'a link failed its health check: stepping aside until it answers again');
-        await current?.shutdown();
+        await current?.shutdown(true);
       },
       up: () => {
         healthy = true;
@@ -70,7 +71,7 @@ export async function runSteppingAside<T extends SteppableWork>(opts: StepAsideO
       }
       opts.onStarted?.(current, first);
       first = false;
-      if (!healthy || opts.stopped.aborted) void current.shutdown();
+      if (!healthy || opts.stopped.aborted) void current.shutdown(!healthy);
       await current.run();
       current = undefined;
     }

@@ -55,7 +55,7 @@ describe('relay worker with a black-holed PostgreSQL link', function () {
 
   function insertEvents(from: number, to: number) {
     return db.pool.query(
-      `INSERT INTO outbox_events (event_type, payload, event_key)
+      `INSERT INTO temporal_outbox.outbox_events (event_type, payload, event_key)
        SELECT 'payment_confirmed', jsonb_build_object('event_id', 'gray-' || g, 'type', 'payment_confirmed', 'account_id', g % ${KEYS}, 'amount', 1, 'seq', g), 'acct-' || (g % ${KEYS})
          FROM generate_series($1::int, $2::int) g`,
       [from, to],
@@ -63,7 +63,7 @@ describe('relay worker with a black-holed PostgreSQL link', function () {
   }
 
   async function assertAllDeliveredInKeyOrder(total: number) {
-    await eventually('every event published', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n) === 0, 120_000, 500);
+    await eventually('every event published', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rows[0].n) === 0, 120_000, 500);
     const messages: TopicMessage[] = await readWholeTopic(topic!.topic, 120_000);
     const ids = new Set(messages.map((m) => m.headers[HEADERS.eventId]));
     assert.equal(ids.size, total, 'lost 0');
@@ -94,9 +94,9 @@ describe('relay worker with a black-holed PostgreSQL link', function () {
     await b.waitUntilRunning(STARTUP_MS);
     await link.blackHole();
     const fault = Date.now();
-    await eventually('every event published by B after the fence', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`)).rows[0].n) === 0, TAKEOVER_BOUND_MS, 250).catch(async (err: Error) => {
+    await eventually('every event published by B after the fence', async () => Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rows[0].n) === 0, TAKEOVER_BOUND_MS, 250).catch(async (err: Error) => {
       const locks = await db.pool.query(`SELECT l.pid, a.application_name, a.usename FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory'`);
-      const workersRows = await db.pool.query(`SELECT worker_id, expires_at > now() AS live FROM outbox_relay_workers`);
+      const workersRows = await db.pool.query(`SELECT worker_id, expires_at > now() AS live FROM temporal_outbox.outbox_relay_workers`);
       throw new Error(`${err.message}\nlocks ${JSON.stringify(locks.rows)}\nworkers ${JSON.stringify(workersRows.rows)}\nA: ${a.logLines.slice(-15).join('\n')}\nB: ${b.logLines.slice(-25).join('\n')}\nB stderr: ${b.stderr.slice(-3000)}`);
     });
     const takeover = Date.now() - fault;
@@ -105,18 +105,16 @@ describe('relay worker with a black-holed PostgreSQL link', function () {
     process.stdout.write(`      worst moment: A paused before marking ${String(paused.ids)} sent events; all published ${takeover} ms after the fault; repeats ${duplicates}\n`);
   });
 
-  it('8 shards under load: B carries A\'s shards within 60 s of the fault, A rejoins within 30 s of a heal that leaves its old connections dead', async () => {
-    topic = await createTestTopic(6);
-    const link = await proxy.link(uniqueName('relay-a-pg'), { host: '127.0.0.1', port: loadConfig().local.pgPort });
-    const taskQueue = uniqueName('gray-load-tq');
-    const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
-    const a = new RelayProcess({ ...env, RELAY_DATABASE_URL: await relayUrlThrough(link) });
-    const b = new RelayProcess(env);
+  /**
+   * Two relay workers, 8 shards, a steady load; `fault` breaks A's link, `heal` mends it. Returns
+   * the measured takeover (every shard on B, the backlog under 5 s old) and rejoin (A holds a
+   * shard again) times, after checking lost 0 and first deliveries per key in order.
+   */
+  async function faultUnderLoad(name: string, a: RelayProcess, b: RelayProcess, taskQueue: string, fault: () => Promise<void>, heal: () => Promise<void>) {
     workers.push(a, b);
     await Promise.all([a.waitUntilRunning(STARTUP_MS), b.waitUntilRunning(STARTUP_MS)]);
     const handles: WorkflowHandle[] = [];
     for (let i = 0; i < 8; i++) handles.push(await startShard(temporal.client, taskQueue, { shardIndex: i, shardCount: 8, batchSize: 100 }));
-
     let seq = 0;
     let loading = true;
     const load = (async () => {
@@ -131,29 +129,50 @@ describe('relay worker with a black-holed PostgreSQL link', function () {
       return statuses.map((s) => Number(/-(\d+)-[0-9a-f]+$/.exec(s?.worker ?? '')?.[1]));
     };
     /** Age of the oldest pending event, ms. */
-    const oldestPendingMs = async () => Number((await db.pool.query(`SELECT coalesce(extract(epoch FROM now() - min(created_at)) * 1000, 0) AS ms FROM outbox_events WHERE published_at IS NULL`)).rows[0].ms);
+    const oldestPendingMs = async () => Number((await db.pool.query(`SELECT coalesce(extract(epoch FROM now() - min(created_at)) * 1000, 0) AS ms FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rows[0].ms);
     try {
       await eventually('shards on both workers', async () => {
         const h = await holders();
         return h.includes(a.child.pid!) && h.includes(b.child.pid!);
       }, 120_000, 500);
-
-      await link.blackHole();
-      const fault = Date.now();
-      await eventually('every shard on B and the backlog moving', async () => (await holders()).every((pid) => pid === b.child.pid) && (await oldestPendingMs()) < 5_000, TAKEOVER_BOUND_MS, 500);
-      const takeover = Date.now() - fault;
-
-      await link.heal({ oldConnections: 'dead' });
-      const heal = Date.now();
+      await fault();
+      const faultAt = Date.now();
+      await eventually('every shard on B and the backlog moving', async () => (await holders()).every((pid) => pid === b.child.pid) && (await oldestPendingMs()) < 5_000, TAKEOVER_BOUND_MS, 500).catch(async (err: Error) => {
+        throw new Error(`${err.message}: holders ${JSON.stringify(await holders())} (A ${a.child.pid}, B ${b.child.pid}), oldest pending ${await oldestPendingMs()} ms\nA: ${a.logLines.filter((l) => !l.includes('sdkComponent')).slice(-12).join('\n')}`);
+      });
+      const takeover = Date.now() - faultAt;
+      await heal();
+      const healAt = Date.now();
       await eventually('A holds shards again', async () => (await holders()).includes(a.child.pid!), REJOIN_BOUND_MS, 500);
-      const rejoin = Date.now() - heal;
+      const rejoin = Date.now() - healAt;
       loading = false;
       await load;
       const duplicates = await assertAllDeliveredInKeyOrder(seq);
-      process.stdout.write(`      relay PostgreSQL black hole: takeover ${takeover} ms after the fault, A rejoined ${rejoin} ms after the heal; ${seq} events, repeats ${duplicates}, frozen old connections ${link.frozenConnections()}\n`);
+      process.stdout.write(`      ${name}: takeover ${takeover} ms after the fault, A rejoined ${rejoin} ms after the heal; ${seq} events, repeats ${duplicates}\n`);
     } finally {
       loading = false;
       await load;
     }
+  }
+
+  it('8 shards under load: B carries A\'s shards within 60 s of the fault, A rejoins within 30 s of a heal that leaves its old connections dead', async () => {
+    topic = await createTestTopic(6);
+    const link = await proxy.link(uniqueName('relay-a-pg'), { host: '127.0.0.1', port: loadConfig().local.pgPort });
+    const taskQueue = uniqueName('gray-load-tq');
+    const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
+    const a = new RelayProcess({ ...env, RELAY_DATABASE_URL: await relayUrlThrough(link) });
+    await faultUnderLoad('relay PostgreSQL black hole', a, new RelayProcess(env), taskQueue, () => link.blackHole(), () => link.heal({ oldConnections: 'dead' }));
+  });
+
+  it('8 shards under load, A\'s Kafka link reset: B carries A\'s shards within 60 s, A rejoins within 30 s of the heal', async () => {
+    topic = await createTestTopic(6);
+    const broker = loadConfig().kafka.brokers[0]!;
+    const [host, port] = [broker.slice(0, broker.lastIndexOf(':')), Number(broker.slice(broker.lastIndexOf(':') + 1))];
+    const link = await proxy.link(uniqueName('relay-a-kafka'), { host, port });
+    const taskQueue = uniqueName('gray-kafka-tq');
+    const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
+    // The broker advertises its own address; the route sends A's connections to it through the proxy.
+    const a = new RelayProcess({ ...env, KAFKA_BROKER_ROUTES: `${broker}=${link.address}` });
+    await faultUnderLoad('relay Kafka reset', a, new RelayProcess(env), taskQueue, () => link.reset(), () => link.heal({ oldConnections: 'alive' }));
   });
 });
