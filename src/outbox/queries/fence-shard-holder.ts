@@ -18,7 +18,7 @@ export function sessionApplicationName(workerId: string): string {
  *
  * pg_terminate_backend needs no grant here when every relay worker logs in as the same user (a
  * role may signal its own backends); with one login per worker, make each a member of the others
- * (docs/relay.md#fencing). Returns the backends terminated (none: the holder is alive, or not a session).
+ * (docs/guarantees.md#fencing-a-lock-holder-that-is-gone). Returns the backends terminated (none: the holder is alive, or not a session).
  */
 export const FENCE_SHARD_HOLDER_SQL = `
   SELECT a.pid, a.application_name, pg_terminate_backend(a.pid) AS terminated
