@@ -77,6 +77,12 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
         postgres: postgresProbe(config.database.workerUrls.consumer, config.links.health.timeoutMs),
         kafka: kafkaProbe(admin, topics[0]!),
       },
+      // Another member of the group to hand the partitions to (a consumer alone keeps them, and
+      // heartbeats through the outage, applying what it holds once the link is back).
+      othersCanTakeOver: async () => {
+        const [group] = (await admin.describeGroups([config.kafka.consumerGroup])).groups;
+        return (group?.members.length ?? 0) > 1;
+      },
       health: config.links.health,
       logger,
       stopped: stopped.signal,

@@ -7,8 +7,11 @@ import type { Config } from '../src/config/env';
 export type LinkProbe = () => Promise<unknown>;
 
 export interface LinkHealthEvents {
-  /** `link` failed `failures` probes in a row: the worker steps aside. */
-  down(link: string, reason: string): void | Promise<void>;
+  /**
+   * `link` failed `failures` probes in a row: the worker steps aside, or says it did not (false:
+   * asked again after the next failed round).
+   */
+  down(link: string, reason: string): boolean | Promise<boolean>;
   /** Every link answers again: the worker comes back. */
   up(): void | Promise<void>;
 }
@@ -37,8 +40,7 @@ export function watchLinks(
       for (const [link, error] of results) failed.set(link, error === undefined ? 0 : (failed.get(link) ?? 0) + 1);
       const failing = results.find(([link, error]) => error !== undefined && (failed.get(link) ?? 0) >= settings.failures);
       if (!down && failing) {
-        down = true;
-        await events.down(failing[0], failing[1]!);
+        down = await events.down(failing[0], failing[1]!);
       } else if (down && results.every(([, error]) => error === undefined)) {
         down = false;
         await events.up();

@@ -17,6 +17,11 @@ export interface StepAsideOptions<T extends SteppableWork> {
   probes: Record<string, LinkProbe>;
   health: Config['links']['health'];
   logger: Logger;
+  /**
+   * Whether another worker can take the work over (default: yes). A worker alone, or when none
+   * else is there, stays: leaving would hand its work to nobody and cost a rejoin afterwards.
+   */
+  othersCanTakeOver?(): Promise<boolean>;
   /** The worker's own stop (SIGTERM): ends the work and returns. */
   stopped: AbortSignal;
 }
@@ -42,9 +47,14 @@ export async function runSteppingAside<T extends SteppableWork>(opts: StepAsideO
     opts.health,
     {
       down: async (link, reason) => {
+        if (opts.othersCanTakeOver && !(await opts.othersCanTakeOver().catch(() => true))) {
+          opts.logger.warn({ link, reason }, 'a link failed its health check, and no other worker is there to take over: staying');
+          return false;
+        }
         healthy = false;
         opts.logger.warn({ link, reason }, 'a link failed its health check: stepping aside until it answers again');
         await current?.shutdown(true);
+        return true;
       },
       up: () => {
         healthy = true;
