@@ -6,12 +6,16 @@ export * from './api/relay';
 export * from './api/retention';
 export * from './api/audit';
 export * from './api/doctor';
-export { loadConfig, ConfigError, type Config } from './config/env';
+// Configuration: typed options with documented defaults (resolveConfig), or the environment (loadConfig).
+export { resolveConfig, databaseUrl, type Config } from './config/resolve';
+export { DEFAULTS } from './config/defaults';
+export type { OutboxOptions, Settings } from './config/settings';
+export { loadConfig } from './config/env';
+export { ConfigError } from './config/errors';
+export type { Logger } from './config/logger';
 // How the project itself connects, for a service's own clients with the same settings (docs/managed-services.md).
 export { temporalConnectionOptions } from './temporal/connection-options';
 export { kafkaConnectionOptions } from './kafka/connection-options';
-export { TASK_QUEUES, PAYMENT_CONFIRMED } from './config/constants';
+export { TASK_QUEUES } from './config/constants';
 export { setUp } from './setup';
 export { workerEntry, type WorkerEntry, type WorkerName } from '../workers/entries';
-export { confirmPayment, type ConfirmPaymentResult } from '../examples/payments/confirm-payment';
-export { createPayment } from '../examples/payments/create-payment';

@@ -1,10 +1,11 @@
 import { connectTemporalClient, withCallDeadline } from './temporal/connect-client';
 import type { Config } from './config/env';
 import { migrate } from './db/migrate';
-import { ensureSearchAttributes } from '../tools/local-stack/search-attributes';
+import { ensureSearchAttributes } from './temporal/search-attributes';
 import { createKafka } from './kafka/client';
 import { describeReconciliation, reconcileTopicRetention } from './kafka/reconcile-topic-retention';
 import { ensureTopics } from './kafka/topics';
+import { databaseUrl } from './config/resolve';
 
 /**
  * Everything the services need before workers start, against local or external services alike:
@@ -15,7 +16,7 @@ export async function setUp(
   config: Config,
   options: { keyField?: string } = {},
 ): Promise<{ migrations: string[]; topics: string[]; topicRetention: string; searchAttributes: string[] }> {
-  const migrations = (await migrate(config.database.url, { schema: config.database.schema, keyField: options.keyField })).map((m) => `${m.version}_${m.name}`);
+  const migrations = (await migrate(databaseUrl(config), { schema: config.database.schema, keyField: options.keyField })).map((m) => `${m.version}_${m.name}`);
   const kafka = createKafka(config, 'outbox-setup');
   const topics = await ensureTopics(kafka, config);
   // An existing topic may keep messages longer than the inbox remembers them: bring it in line.

@@ -2,16 +2,23 @@ import { ConfigError } from '../src/config/env';
 import { buildProgram } from '../src/cli/program';
 import { registerDemoCommand } from '../examples/payments/demo/demo-command';
 import { registerTrafficCommand } from '../examples/payments/demo/traffic-command';
+import { registerExampleSetupCommand } from '../examples/setup-command';
 import { StackError } from './local-stack/errors';
 import { registerStackCommands } from './local-stack/stack-command';
+import { localStackEnv } from './local-stack/stack-config';
 
 // The repository's own CLI: the package's commands plus what only a checkout has (the local stack
 // provisioned into .cache/, and the payments example's demo and traffic). `npm start`, `npm test`
 // and the stack scripts run it; an installed package ships only src/cli.
+// The library reads only the environment: the local stack's services, wherever none are named,
+// are set here, before any command reads them (and every process a command starts inherits them).
+Object.assign(process.env, localStackEnv(process.env));
+
 const program = buildProgram().name('outbox');
 registerStackCommands(program);
 registerDemoCommand(program);
 registerTrafficCommand(program);
+registerExampleSetupCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   // Known problems print one sentence that names the fix; anything else keeps its stack trace.

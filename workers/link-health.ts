@@ -64,9 +64,14 @@ async function bounded(probe: LinkProbe, timeoutMs: number): Promise<string | un
  * whether the worker could work now (after a heal that left the old connections dead, new ones
  * pass), and is never stuck behind the pool's busy connections.
  */
-export function postgresProbe(databaseUrl: string, timeoutMs: number): LinkProbe {
+export function postgresProbe(database: string | ClientConfig, timeoutMs: number): LinkProbe {
   return async () => {
-    const options: ClientConfig = { connectionString: databaseUrl, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, application_name: 'outbox-health-check' };
+    const options: ClientConfig = {
+      ...(typeof database === 'string' ? { connectionString: database } : database),
+      connectionTimeoutMillis: timeoutMs,
+      query_timeout: timeoutMs,
+      application_name: 'outbox-health-check',
+    };
     const client = new Client(options);
     client.on('error', () => undefined);
     try {

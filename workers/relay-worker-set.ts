@@ -1,4 +1,5 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import type { PoolConfig } from 'pg';
 import { createRelayActivities, PendingScanBounds, RelayWorkerRegistry, SessionConnections, type RelayActivities, type RelayActivityDeps } from '../activities/relay';
 import { workflowSpanSinks } from '../src/observability/tracing';
 
@@ -12,11 +13,13 @@ export interface RelayWorkerSetOptions {
   taskQueue: string;
   workflowBundle: WorkerOptions['workflowBundle'];
   deps: RelayActivityDeps;
+  /** Where relay sessions open their dedicated connections: a URL, or the settings of the service's pool. */
+  sessionDatabase: string | PoolConfig;
   bounds?: PendingScanBounds;
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** Tracing: activity interceptors (both workers) and the workflow span sink (src/observability/tracing.ts). */
   workerOptions?: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
-  /** Wraps the activities before the workers register them (runRelayWorker's `wrapActivities`). */
+  /** Wraps the activities before the workers register them (a test hook: workers/relay.worker.ts). */
   wrapActivities?: (activities: RelayActivities) => RelayActivities;
   /** Fixed worker id (tests); by default host-pid-random. */
   workerId?: string;
@@ -39,7 +42,7 @@ export interface RelayWorkerSet {
  */
 export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise<RelayWorkerSet> {
   const registry = new RelayWorkerRegistry(opts.deps.pool, opts.taskQueue, opts.workerId);
-  const sessionConnections = new SessionConnections(opts.deps.config.database.workerUrls.relay, registry.workerId, opts.deps.config.database.schema, opts.deps.config.links.database);
+  const sessionConnections = new SessionConnections(opts.sessionDatabase, registry.workerId, opts.deps.config.database.schema, opts.deps.config.links.database);
   const activities = createRelayActivities({ ...opts.deps, registry, sessionConnections }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs), opts.wrapActivities);
   const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds', interceptors: opts.workerOptions?.interceptors };
   // Our bundles carry the OpenTelemetry workflow interceptors, so the sink their spans leave

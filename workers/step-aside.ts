@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../src/config/logger';
 import type { Config } from '../src/config/env';
 import { watchLinks, type LinkProbe } from './link-health';
 

@@ -24,14 +24,22 @@ export type WorkerParts = Pick<WorkerOptions, 'taskQueue' | 'activities'> & {
 } & Omit<Partial<WorkerOptions>, 'workflowsPath' | 'workflowBundle'>;
 
 /**
- * Connects to the configured Temporal server and creates one worker; the caller runs and closes
- * it. Its workflow code comes prebuilt with the installed package, or is bundled in a child
- * process (from source), which keeps the worker's memory small either way.
+ * Creates one worker on `connection` (the service's own; the caller keeps it), or on a connection
+ * of its own to the configured server, which `close` closes; the caller runs the worker. Its
+ * workflow code comes prebuilt with the installed package, or is bundled in a child process
+ * (from source), which keeps the worker's memory small either way.
  */
-export async function createTemporalWorker(config: Config, parts: WorkerParts): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createTemporalWorker(
+  config: Config,
+  parts: WorkerParts,
+  given?: NativeConnection,
+): Promise<{ worker: Worker; connection: NativeConnection; close(): Promise<void> }> {
   const { workflowsPath, traced, ...options } = parts;
   const code = await workflowCode(config, workflowsPath, traced);
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
+  const connection = given ?? (await NativeConnection.connect(temporalConnectionOptions(config)));
+  const close = async () => {
+    if (!given) await connection.close();
+  };
   try {
     // A traced bundle's OpenTelemetry workflow interceptors (workers/workflow-interceptors.ts) send
     // their spans through this sink; `options` replaces it with the exporting one when tracing.
@@ -43,9 +51,9 @@ export async function createTemporalWorker(config: Config, parts: WorkerParts): 
       maxCachedWorkflows: WORKFLOW_CACHE_SIZE,
       ...options,
     });
-    return { worker, connection };
+    return { worker, connection, close };
   } catch (err) {
-    await connection.close();
+    await close();
     throw err;
   }
 }
@@ -56,20 +64,5 @@ export async function createTemporalWorker(config: Config, parts: WorkerParts): 
  */
 export async function workflowCode(config: Config, workflowsPath: string, traced: boolean): Promise<string> {
   const prebuilt = prebuiltBundlePath(workflowsPath, traced);
-  return prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.local.cacheDir, workflowsPath, traced);
-}
-
-/**
- * Calls `stop` once on SIGINT or SIGTERM so workers drain (finish their current activity)
- * instead of dying mid-batch; a second signal exits at once.
- */
-export function onShutdownSignal(stop: () => void) {
-  let stopping = false;
-  const handler = () => {
-    if (stopping) process.exit(130);
-    stopping = true;
-    stop();
-  };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  return prebuilt ? fs.readFileSync(prebuilt, 'utf8') : await bundleInChildProcess(config.cacheDir, workflowsPath, traced);
 }

@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { Client, type ClientConfig } from 'pg';
 import { DEFAULT_LINK_BOUNDS, type LinkBounds } from '../../src/db/pool';
 import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../../src/outbox/notify-channel';
 import { concernsShard, parsePendingNotification, type PendingNotification, type ShardOfWaiter } from './pending-notification';
@@ -24,11 +24,12 @@ export class PendingListener {
   private readonly rescanHandlers: (() => void)[] = [];
 
   /**
-   * `bounds`: connect timeout and keepalive. LISTEN itself gets no query timeout: the connection
-   * idles by design; a dead one costs only latency, as waits poll anyway.
+   * `database`: a URL, or a pool's connection settings (a service's own pool). `bounds`: connect
+   * timeout and keepalive. LISTEN itself gets no query timeout: the connection idles by design; a
+   * dead one costs only latency, as waits poll anyway.
    */
   constructor(
-    private readonly databaseUrl: string,
+    private readonly database: string | ClientConfig,
     private readonly bounds: LinkBounds = DEFAULT_LINK_BOUNDS,
   ) {}
 
@@ -92,10 +93,10 @@ export class PendingListener {
 
   private async connect(): Promise<Client> {
     const client = new Client({
-      connectionString: this.databaseUrl,
       connectionTimeoutMillis: this.bounds.connectTimeoutMs,
       keepAlive: true,
       keepAliveInitialDelayMillis: this.bounds.keepAliveIdleMs,
+      ...(typeof this.database === 'string' ? { connectionString: this.database } : this.database),
     });
     const drop = () => {
       if (this.client === client) this.client = undefined;

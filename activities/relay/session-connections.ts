@@ -1,4 +1,4 @@
-import { Pool, type PoolClient } from 'pg';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { DEFAULT_LINK_BOUNDS, endPool, linkOptions, type LinkBounds } from '../../src/db/pool';
 import { destroyOnReadTimeout } from '../../src/db/read-timeout';
 import { sessionApplicationName } from '../../src/outbox/queries/fence-shard-holder';
@@ -32,18 +32,19 @@ export class SessionConnections {
   private readonly pinned = new WeakSet<PoolClient>();
 
   /**
-   * `workerId`: named in each connection's application_name, which is how a fence finds a dead
-   * worker's sessions. `bounds`: connect and query timeouts and keepalive (src/db/pool.ts
-   * `linkOptions`); a timed-out connection is destroyed.
+   * `database`: a URL, or a pool's connection settings (a service's own pool); `schema`: the
+   * library's. `workerId`: named in each connection's application_name, which is how a fence finds
+   * a dead worker's sessions. `bounds`: connect and query timeouts and keepalive (src/db/pool.ts
+   * `linkOptions`, unless the service's settings name their own); a timed-out connection is destroyed.
    */
-  constructor(databaseUrl: string, workerId: string, schema: string = DEFAULT_SCHEMA, bounds: LinkBounds = DEFAULT_LINK_BOUNDS) {
+  constructor(database: string | PoolConfig, workerId: string, schema: string = DEFAULT_SCHEMA, bounds: LinkBounds = DEFAULT_LINK_BOUNDS) {
     const client = schemaClientClass(schema);
     this.pool = new Pool({
-      connectionString: databaseUrl,
+      ...linkOptions(bounds, undefined),
+      ...(typeof database === 'string' ? { connectionString: database } : database),
       max: MAX_OPEN,
       idleTimeoutMillis: KEEP_MS,
       application_name: sessionApplicationName(workerId),
-      ...linkOptions(bounds, undefined),
       ...(client ? { Client: client } : {}),
     });
     this.pool.on('connect', destroyOnReadTimeout);

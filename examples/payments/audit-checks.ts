@@ -1,8 +1,5 @@
-import type { AuditCheck, AuditCheckContext, AuditFinding, SqlExecutor } from 'temporal-outbox';
-// Values from the modules behind the package, as the credit handler takes them: the bundled
-// retention worker imports this file, and the package's root imports that worker (a load cycle).
-import { defineAuditCheck } from '../../src/audit/check';
-import { PAYMENT_CONFIRMED } from '../../src/config/constants';
+import { defineAuditCheck, type AuditCheck, type AuditCheckContext, type AuditFinding, type SqlExecutor } from 'temporal-outbox';
+import { PAYMENT_CONFIRMED } from './event-types';
 import { balanceMismatches } from './queries/balance-mismatches';
 import { ledgerGaps, type LedgerGapKind, type LedgerGapRow } from './queries/ledger-gaps';
 

@@ -1,6 +1,5 @@
-import type { SqlExecutor } from '../../src/db/executor';
-import { PAYMENT_CONFIRMED } from '../../src/config/constants';
-import { enqueue } from '../../src/outbox/enqueue';
+import { enqueue, type SqlExecutor } from 'temporal-outbox';
+import { PAYMENT_CONFIRMED } from './event-types';
 import { assertPaymentId } from './validate';
 
 export type ConfirmPaymentResult =

@@ -1,4 +1,4 @@
-import type { SqlExecutor } from '../../src/db/executor';
+import type { SqlExecutor } from 'temporal-outbox';
 import { assertAccountId, assertAmount, assertPaymentId } from './validate';
 
 export interface CreatePaymentInput {

@@ -1,6 +1,5 @@
-import { PAYMENT_CONFIRMED } from '../../src/config/constants';
-import { defineHandler, type EventHandler } from '../../src/inbox/handler';
-import type { InboxEvent } from '../../src/inbox/handler';
+import { defineHandler, type EventHandler, type InboxEvent } from 'temporal-outbox';
+import { PAYMENT_CONFIRMED } from './event-types';
 import { creditAccount } from './queries/credit-accounts';
 import { creditAccountsWithLedger } from './queries/credit-accounts-with-ledger';
 import { recordCreditLedger, type CreditLedgerRow } from './queries/record-credit-ledger';

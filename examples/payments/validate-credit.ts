@@ -1,5 +1,4 @@
-import type { Validation } from '../../src/inbox/handler';
-import { quote } from '../../src/inbox/validate-envelope';
+import { quoteValue as quote, type Validation } from 'temporal-outbox';
 
 // Every way a payment_confirmed payload can fail to be a credit, each with its own reason.
 

@@ -1,5 +1,4 @@
-import { defineHandler, type EventHandler, type Validation } from '../../src/inbox/handler';
-import { quote } from '../../src/inbox/validate-envelope';
+import { defineHandler, quoteValue as quote, type EventHandler, type Validation } from 'temporal-outbox';
 import { insertShipment } from './queries/insert-shipment';
 
 // The second example consumer, of a different kind than the credit: it inserts a row instead of

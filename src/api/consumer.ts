@@ -10,9 +10,8 @@ export {
   type Validation,
 } from '../inbox/handler';
 export { runConsumerWorker, type ConsumerWorkerOptions } from '../../workers/consumer.worker';
-export { paymentConfirmedHandler, UNKNOWN_ACCOUNT_REASON } from '../../examples/payments/credit-handler';
-export { orderShippedHandler, ORDER_SHIPPED, type ShipmentData } from '../../examples/shipping/order-shipped-handler';
-export type { CreditData } from '../../examples/payments/validate-credit';
+// For a handler's validate: an offending value, quoted and shortened, to put in a rejection reason.
+export { quote as quoteValue } from '../inbox/validate-envelope';
 export { listParkedEvents, type ParkedEventRow } from '../inbox/list-parked-events';
 export { listSkippedEventTypes, type SkippedEventTypeRow } from '../inbox/count-skipped-events';
 export { topicForEventType, topicsForEventTypes, eventTopics } from '../kafka/topics';

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { ConfigError, loadConfig } from '../config/env';
 import { registerAuditCommands } from './commands/audit';
 import { registerInboxCommands } from './commands/inbox';
 import { registerDoctorCommand } from './commands/doctor';
@@ -17,5 +18,14 @@ export function buildProgram(): Command {
   registerRetentionCommands(program);
   registerDoctorCommand(program);
   registerAuditCommands(program);
+  // Deprecated settings still work; each command run names their replacements once, on stderr.
+  program.hook('preAction', () => {
+    try {
+      for (const notice of loadConfig().notices) process.stderr.write(`notice: ${notice}\n`);
+    } catch (err) {
+      // An invalid configuration is the command's to report, with its own message.
+      if (!(err instanceof ConfigError)) throw err;
+    }
+  });
   return program;
 }

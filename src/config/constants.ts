@@ -46,5 +46,3 @@ export const RETENTION_SCHEDULE_ID = 'outbox-retention';
 
 export const AUDIT_SCHEDULE_ID = 'outbox-audit';
 
-/** The event type the payments service emits and the consumers apply. */
-export const PAYMENT_CONFIRMED = 'payment_confirmed';

@@ -4,9 +4,9 @@ import { inSchema } from './schema';
 // The layout row may not exist yet (no relay has chosen a shard count): the field is recorded
 // alone, and the first relay fills in its count (src/outbox/queries/relay-layout.ts).
 const RECORD_KEY_FIELD_SQL = `
-  INSERT INTO temporal_outbox.outbox_relay_layout (key_field) VALUES ($1::text)
+  INSERT INTO temporal_outbox.outbox_relay_layout AS l (key_field) VALUES ($1::text)
   ON CONFLICT (singleton) DO UPDATE SET key_field = EXCLUDED.key_field, updated_at = now()
-  WHERE outbox_relay_layout.key_field IS DISTINCT FROM EXCLUDED.key_field`;
+  WHERE l.key_field IS DISTINCT FROM EXCLUDED.key_field`;
 
 const READ_KEY_FIELD_SQL = `SELECT key_field FROM temporal_outbox.outbox_relay_layout`;
 

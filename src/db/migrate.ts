@@ -12,18 +12,16 @@ const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 // Any constant works; it only has to be the same for every runner of this project.
 const MIGRATION_LOCK_KEY = 7_320_114;
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+import type { Migration } from './migration';
+
+export type { Migration };
 
 export interface MigrateOptions {
   /** The library's schema (default temporal_outbox); its migrations are rewritten into it. */
   schema?: string;
   /**
    * Another set of migrations (a service's own, as the example's): their folder and the ledger
-   * recording them, `schema.table`. Without them: the library's migrations, ledger `<schema>.migrations`.
+   * recording them (`{ schema, table }`). Without them: the library's migrations, ledger `<schema>.migrations`.
    */
   dir?: string;
   ledger?: { schema: string; table: string };

@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import type { Migration } from './migrate';
+import type { Migration } from './migration';
 
 // What the previous release created in public and this one keeps in the library's schema. The
 // example's tables (accounts, payments, payments_credit_ledger, shipments) stay where they are:

@@ -13,6 +13,7 @@ import { vacuumHorizonCheck } from './checks/vacuum-horizon';
 import { topicRetentionCheck } from './checks/topic-retention';
 import type { Check, CheckResult, DoctorContext } from './types';
 import { temporalConnectionOptions } from '../temporal/connection-options';
+import { databaseUrl } from '../config/resolve';
 
 export const CHECKS: Check[] = [outboxTableCheck, oddOutboxRowsCheck, pendingIndexCheck, pollPlanCheck, vacuumHorizonCheck, inboxTableCheck, consumerLagCheck, topicRetentionCheck, retentionScheduleCheck, auditScheduleCheck];
 
@@ -46,7 +47,7 @@ export async function runChecks(ctx: DoctorContext, checks: Check[] = CHECKS): P
 /** Connects to the configured database and Temporal, runs every check, and closes what it opened. */
 export async function runDoctor(config: Config): Promise<DoctorReport> {
   // The doctor must never hang on a sick database: every statement gets a ceiling.
-  const pool = createPool(config.database.url, { schema: config.database.schema, max: 2, ...databaseTimeouts(config), statement_timeout: 60_000, application_name: 'outbox-doctor' });
+  const pool = createPool(databaseUrl(config), { schema: config.database.schema, max: 2, ...databaseTimeouts(config), statement_timeout: 60_000, application_name: 'outbox-doctor' });
   let connection: Connection | undefined;
   let temporalError: string | undefined;
   try {
@@ -59,7 +60,7 @@ export async function runDoctor(config: Config): Promise<DoctorReport> {
     const checks = await runChecks({ db: pool, config, temporal, temporalError });
     return {
       healthy: checks.every((c) => c.status !== 'fail'),
-      database: redact(config.database.url),
+      database: redact(databaseUrl(config)),
       temporal: `${config.temporal.address} (namespace ${config.temporal.namespace})`,
       at: new Date().toISOString(),
       checks,

@@ -1,13 +1,16 @@
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Config } from '../config/env';
+import type { Logger } from '../config/logger';
 import { kafkaConnectionOptions } from './connection-options';
 import { useLeanEncoder } from './lean-encoder';
 
 /**
- * kafkajs logs through our logger's level rules: errors only unless LOG_LEVEL asks for more.
- * Its requests are encoded by the lean encoder (src/kafka/lean-encoder.ts) unless KAFKAJS_LEAN_ENCODER=false.
+ * kafkajs logs through `logger` (a worker's: the service's own when it gave one), else as JSON
+ * lines on stderr; errors only unless logLevel asks for more.
+ * With kafka.leanEncoder, requests are encoded by the lean encoder (src/kafka/lean-encoder.ts), which
+ * then serves every kafkajs client of the process: asked for by the bundled workers only.
  */
-export function createKafka(config: Config, clientId: string): Kafka {
+export function createKafka(config: Config, clientId: string, logger?: Logger): Kafka {
   if (config.kafka.leanEncoder) useLeanEncoder();
   return new Kafka({
     clientId,
@@ -15,8 +18,11 @@ export function createKafka(config: Config, clientId: string): Kafka {
     logLevel: config.logLevel === 'debug' || config.logLevel === 'trace' ? logLevel.INFO : logLevel.ERROR,
     logCreator: () => (entry: LogEntry) => {
       const { message, ...rest } = entry.log;
-      process.stderr.write(`${JSON.stringify({ level: entry.label, name: `kafkajs:${entry.namespace}`, msg: message, ...rest })}\n`);
+      if (logger) logger[LEVELS[entry.level] ?? 'error']({ kafkajs: entry.namespace, ...rest }, message);
+      else process.stderr.write(`${JSON.stringify({ level: entry.label, name: `kafkajs:${entry.namespace}`, msg: message, ...rest })}\n`);
     },
     retry: { initialRetryTime: 200, retries: 8 },
   });
 }
+
+const LEVELS: Partial<Record<logLevel, 'error' | 'warn' | 'info' | 'debug'>> = { [logLevel.ERROR]: 'error', [logLevel.WARN]: 'warn', [logLevel.INFO]: 'info', [logLevel.DEBUG]: 'debug' };

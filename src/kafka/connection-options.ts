@@ -13,7 +13,7 @@ import type { Config } from '../config/env';
 export function kafkaConnectionOptions(
   config: Config,
 ): Pick<KafkaConfig, 'brokers' | 'ssl' | 'sasl' | 'connectionTimeout' | 'authenticationTimeout' | 'requestTimeout' | 'enforceRequestTimeout' | 'socketFactory'> {
-  const { ssl, sasl } = config.security.kafka;
+  const { ssl, sasl } = config.kafka;
   const bounds = config.links.kafka;
   return {
     brokers: config.kafka.brokers,

@@ -18,7 +18,11 @@ import kafkajsPackage from 'kafkajs/package.json';
  *
  * Guarded, because these are kafkajs internals: only on the 2.2 line (its last release, 2.2.4, is
  * the one this was written against) and only when the constructor still reads as expected; any
- * other kafkajs keeps its own encoder. KAFKAJS_LEAN_ENCODER=false turns it off.
+ * other kafkajs keeps its own encoder.
+ *
+ * The Encoder class is shared by every kafkajs client of the process, so the library never
+ * installs it unasked: kafka.leanEncoder is off by default, and the bundled worker processes,
+ * which run nothing else, turn it on (KAFKAJS_LEAN_ENCODER=false keeps them on kafkajs's own).
  */
 
 interface KafkajsEncoder {

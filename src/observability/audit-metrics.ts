@@ -1,4 +1,5 @@
 import { Gauge } from 'prom-client';
+import { OUTBOX_REGISTRY } from './registry';
 import type { AuditCheckReport, ConsumerAudit } from '../audit/types';
 
 // What the worker running the audit (the retention worker) exports
@@ -6,6 +7,7 @@ import type { AuditCheckReport, ConsumerAudit } from '../audit/types';
 // figures are the last audit's, check by check, and survive no restart (0 until the next run).
 
 export const auditDrift = new Gauge({
+  registers: [OUTBOX_REGISTRY],
   name: 'outbox_audit_drift',
   help: 'Drift the last reconciliation audit found, by kind (notApplied per consumer; each of the service\'s own checks by its name, consumer ""); 0 = clean',
   labelNames: ['kind', 'consumer'] as const,

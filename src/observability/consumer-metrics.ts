@@ -1,27 +1,32 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
+import { OUTBOX_REGISTRY } from './registry';
 
 // What the consumer worker exports (docs/observability.md). `handler` is the inbox identity
 // (INBOX_CONSUMER), the name a handler's inbox rows carry.
 
 export const inboxApplied = new Counter({
+  registers: [OUTBOX_REGISTRY],
   name: 'inbox_events_applied_total',
   help: 'Events whose effect a handler applied (inbox row and effect committed together)',
   labelNames: ['handler', 'event_type'] as const,
 });
 
 export const inboxDuplicates = new Counter({
+  registers: [OUTBOX_REGISTRY],
   name: 'inbox_duplicates_absorbed_total',
   help: 'Redelivered events the inbox recognised and skipped (already applied, or repeated within one batch)',
   labelNames: ['handler'] as const,
 });
 
 export const inboxParkedTotal = new Counter({
+  registers: [OUTBOX_REGISTRY],
   name: 'inbox_parked_total',
   help: 'Events a consumer parked instead of applying, by stage: "validation" (malformed, missing fields), "unknown_type" (no handler, with CONSUMER_UNKNOWN_EVENT_TYPES=park), "rejected" (the handler refused it, e.g. an unknown account), "conflict" (same event id, different payload)',
   labelNames: ['handler', 'stage'] as const,
 });
 
 export const inboxHandlerDuration = new Histogram({
+  registers: [OUTBOX_REGISTRY],
   name: 'inbox_handler_duration_seconds',
   help: 'Time one handler call took (one batch: inbox insert and effect in one transaction)',
   labelNames: ['handler'] as const,
@@ -29,6 +34,7 @@ export const inboxHandlerDuration = new Histogram({
 });
 
 export const inboxHandlerBatchEvents = new Histogram({
+  registers: [OUTBOX_REGISTRY],
   name: 'inbox_handler_batch_events',
   help: 'Events per handler call',
   labelNames: ['handler'] as const,
@@ -36,12 +42,14 @@ export const inboxHandlerBatchEvents = new Histogram({
 });
 
 export const consumerLag = new Gauge({
+  registers: [OUTBOX_REGISTRY],
   name: 'inbox_consumer_lag_messages',
   help: "Messages behind the partition's end, as this consumer saw it at its last fetch of the partition (after the batch is credited: 0 when caught up)",
   labelNames: ['topic', 'partition'] as const,
 });
 
 export const inboxParked = new Gauge({
+  registers: [OUTBOX_REGISTRY],
   name: 'inbox_parked_events',
   help: 'Events parked in inbox_parked_events for this handler now (counted up to 1,000,000)',
   labelNames: ['handler'] as const,

@@ -1,11 +1,13 @@
 import http from 'node:http';
-import { collectDefaultMetrics, register } from 'prom-client';
+import { collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '../config/logger';
+import { OUTBOX_REGISTRY } from './registry';
 
 let defaultsCollected = false;
 
 /**
- * Serves this process's metrics at http://host:port/metrics. Scrapes only read values already
+ * Serves the library's own registry (src/observability/registry.ts) with the process's metrics at
+ * http://host:port/metrics: what a bundled worker process runs. Scrapes only read values already
  * in memory (gauges that need a query are refreshed on their own timer), so a scrape storm
  * costs no database or Kafka round trip. A port already taken (a second worker of the same
  * kind on this host) costs this process its endpoint, never its work: it logs and goes on.
@@ -13,8 +15,8 @@ let defaultsCollected = false;
 export async function startMetricsServer(logger: Logger, host: string, port: number, labels: Record<string, string>): Promise<{ close(): Promise<void> } | undefined> {
   if (!defaultsCollected) {
     // Process memory, CPU, event-loop lag: the BRIEF's memory budget, watched.
-    collectDefaultMetrics();
-    register.setDefaultLabels(labels);
+    collectDefaultMetrics({ register: OUTBOX_REGISTRY });
+    OUTBOX_REGISTRY.setDefaultLabels(labels);
     defaultsCollected = true;
   }
   const server = http.createServer((req, res) => {
@@ -22,8 +24,8 @@ export async function startMetricsServer(logger: Logger, host: string, port: num
       res.writeHead(404).end('see /metrics\n');
       return;
     }
-    register.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': register.contentType }).end(text),
+    OUTBOX_REGISTRY.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': OUTBOX_REGISTRY.contentType }).end(text),
       (err: Error) => res.writeHead(500).end(`${err.message}\n`),
     );
   });

@@ -1,7 +1,9 @@
 import type { Logger } from '../config/logger';
 import { Counter } from 'prom-client';
+import { OUTBOX_REGISTRY } from './registry';
 
 const sampleErrors = new Counter({
+  registers: [OUTBOX_REGISTRY],
   name: 'metrics_sample_errors_total',
   help: 'Failed refreshes of gauges read from PostgreSQL or Kafka (their values are then stale)',
   labelNames: ['sampler'] as const,

@@ -1,14 +1,17 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
+import { OUTBOX_REGISTRY } from './registry';
 
 // What the retention worker exports (docs/observability.md).
 
 export const retentionRowsDeleted = new Counter({
+  registers: [OUTBOX_REGISTRY],
   name: 'retention_rows_deleted_total',
   help: 'Rows retention removed: published outbox rows past the window, inbox ids past the horizon',
   labelNames: ['table'] as const,
 });
 
 export const retentionRunDuration = new Histogram({
+  registers: [OUTBOX_REGISTRY],
   name: 'retention_run_duration_seconds',
   help: 'Duration of each step of a retention run (sweep_outbox, prune_inbox)',
   labelNames: ['step'] as const,
@@ -16,6 +19,7 @@ export const retentionRunDuration = new Histogram({
 });
 
 export const retentionLastSuccess = new Gauge({
+  registers: [OUTBOX_REGISTRY],
   name: 'retention_last_success_timestamp_seconds',
   help: 'Unix time a retention step last finished; alert when it stops moving',
   labelNames: ['step'] as const,

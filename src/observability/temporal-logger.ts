@@ -1,7 +1,8 @@
 import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
 import type { Logger } from '../config/logger';
 
-const LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+// Our logger interface has no trace level: the SDK's trace lines go out as debug.
+const LEVEL: Record<LogLevel, 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
 
 /**
  * The Temporal SDK's logger (workflow and activity context loggers, the worker's own messages)

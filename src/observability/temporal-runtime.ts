@@ -13,7 +13,7 @@ import { temporalLoggerFor } from './temporal-logger';
 export function installTemporalRuntime(logger: Logger, opts: { host: string; sdkMetricsPort?: number }): void {
   const base: RuntimeOptions = {
     // The SDK would shut every worker down on SIGTERM itself, at the same moment as the worker's
-    // own handler (workers/temporal-worker.ts onShutdownSignal). Only ours reacts, so it can stop
+    // own handler (workers/run-main.ts shutdownSignal). Only ours reacts, so it can stop
     // things in the order they need: the consumer leaves its group (in-flight chunks finish,
     // their credit workflows report back, offsets are committed) before its worker stops.
     shutdownSignals: [],

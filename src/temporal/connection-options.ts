@@ -6,18 +6,12 @@ import type { Config } from '../config/env';
  * `Connection.connect(temporalConnectionOptions(config))` or `NativeConnection.connect(...)`.
  */
 export function temporalConnectionOptions(config: Config, extra: { connectTimeout?: number } = {}) {
-  const { tls, apiKey } = config.security.temporal;
+  const { address, tls, apiKey, metadata } = config.temporal;
   return {
-    address: config.temporal.address,
-    ...(tls === undefined
-      ? {}
-      : {
-          tls:
-            tls === false
-              ? false
-              : { serverNameOverride: tls.serverName, serverRootCACertificate: tls.ca, clientCertPair: tls.clientCertPair },
-        }),
+    address,
+    ...(tls === undefined ? {} : { tls }),
     ...(apiKey === undefined ? {} : { apiKey }),
+    ...(metadata === undefined ? {} : { metadata }),
     ...(extra.connectTimeout === undefined ? {} : { connectTimeout: extra.connectTimeout }),
   };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../kit/consumer-harness';
 import { componentDatabaseUrl, createTestDatabase, type TestDatabase } from '../kit/database';
 import { startFaultProxy, type FaultProxy } from '../kit/fault-proxy';
@@ -73,7 +73,7 @@ describe('consumer with a black-holed PostgreSQL link', function () {
   }
 
   it('B takes A\'s partitions within 60 s of the fault, A rejoins within 30 s of the heal, balances exact', async () => {
-    const link = await proxy.link(uniqueName('consumer-a-pg'), { host: '127.0.0.1', port: loadConfig().local.pgPort });
+    const link = await proxy.link(uniqueName('consumer-a-pg'), { host: '127.0.0.1', port: loadStackConfig().local.pgPort });
     const group = uniqueName('gray-group');
     const taskQueue = uniqueName('gray-consumer-tq');
     const env = consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue, partitions, extra: { CONSUMER_BATCH_SIZE: '200' } });

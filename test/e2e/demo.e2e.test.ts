@@ -5,10 +5,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { loadConfig, PROJECT_ROOT, type Config } from '../../src/config/env';
+import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
 import { LOCAL_PG_WORKER_LOGINS } from '../../tools/local-stack/local-credentials';
 import { cachePaths } from '../../tools/local-stack/paths';
 import { stopPostgres } from '../../tools/local-stack/postgres';
+import { LOCAL_STACK_VARIABLES, loadStackConfig, type StackConfig } from '../../tools/local-stack/stack-config';
 import { uniqueName } from '../kit/ids';
 import { createTestTopic } from '../kit/kafka';
 import { testTemporalClient } from '../kit/temporal';
@@ -29,7 +30,7 @@ describe('npm start (the README\'s main command)', function () {
   let env: Record<string, string>;
 
   let cacheDir: string;
-  let pgConfig: Config;
+  let pgConfig: StackConfig;
   const passwords = Object.fromEntries(
     ['LOCAL_PG_PASSWORD', 'LOCAL_PG_RELAY_PASSWORD', 'LOCAL_PG_CONSUMER_PASSWORD', 'LOCAL_PG_RETENTION_PASSWORD'].map((v) => [v, crypto.randomBytes(15).toString('base64url')]),
   );
@@ -46,6 +47,7 @@ describe('npm start (the README\'s main command)', function () {
       LOCAL_PG_PORT: String(22_000 + Math.floor(Math.random() * 2000) * 4),
       KAFKA_BROKERS: shared.kafka.brokers.join(','),
       TEMPORAL_ADDRESS: shared.temporal.address,
+      TEMPORAL_UI_URL: shared.temporal.uiUrl,
       ...passwords,
       KAFKA_TOPIC: topic.topic,
       KAFKA_DEAD_LETTER_TOPIC: deadLetter.topic,
@@ -61,7 +63,8 @@ describe('npm start (the README\'s main command)', function () {
       AUDIT_INTERVAL: '5s',
       RELAY_WORKFLOW_ID_PREFIX: uniqueName('demo-relay-shard'),
     };
-    pgConfig = loadConfig({ ...withoutDatabaseUrl(process.env), ...env });
+    // The demo's own stack as the demo sees it: its PostgreSQL (and logins) in its cache folder.
+    pgConfig = loadStackConfig({ ...withoutDatabaseUrl(process.env), ...env });
   });
   after(async () => {
     const { client, connection } = await testTemporalClient();
@@ -150,13 +153,14 @@ describe('npm start (the README\'s main command)', function () {
   });
 });
 
+/** The test run's environment without its own stack's services (the demo provisions its PostgreSQL; Kafka and Temporal are given). */
 function withoutDatabaseUrl(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const copy = { ...env };
-  for (const key of ['DATABASE_URL', 'RELAY_DATABASE_URL', 'CONSUMER_DATABASE_URL', 'RETENTION_DATABASE_URL']) delete copy[key];
+  for (const key of LOCAL_STACK_VARIABLES) delete copy[key];
   return copy;
 }
 
-async function sessionUsers(config: Config): Promise<string[]> {
+async function sessionUsers(config: StackConfig): Promise<string[]> {
   const pg = new PgClient({ connectionString: config.database.url, connectionTimeoutMillis: 2000 });
   await pg.connect();
   try {

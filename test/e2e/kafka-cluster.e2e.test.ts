@@ -61,7 +61,7 @@ describe('Kafka as a 3-node KRaft cluster: kill -9 of a partition leader while e
     const logDir = path.join(stack.dir, 'logs', 'workers');
     const env = childEnv(stack, external);
     workers.push(startChildWorker('relay-worker', 'workers/relay.worker.ts', logDir, env));
-    workers.push(startChildWorker('consumer-worker', 'workers/consumer.worker.ts', logDir, env));
+    workers.push(startChildWorker('consumer-worker', 'examples/payments/consumer-worker.ts', logDir, env));
     await waitForPollers(temporal.client, [config.relay.taskQueue!, config.consumer.taskQueue!], 180_000);
     await startShard(temporal.client, config.relay.taskQueue!, { batchSize: 200 });
   });

@@ -94,7 +94,7 @@ describe('the README example, run as written', function () {
       assert.equal(rows.length, 1, 'the invoice belongs to the order the example wrote');
       assert.equal(rows[0]!.total, 4200);
       assert.equal(rows[0]!.ordered, 4200);
-      const inbox = await db.pool.query(`SELECT count(*)::int AS n FROM inbox_processed_events WHERE consumer = 'readme-example'`);
+      const inbox = await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events WHERE consumer = 'readme-example'`);
       assert.equal(inbox.rows[0].n, 1, 'applied once, recorded in the inbox');
     } finally {
       if (exitCode === undefined) child.kill('SIGTERM');

@@ -5,9 +5,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { relayWorkflowId } from '../../src/config/constants';
-import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { cachePaths } from '../../tools/local-stack/paths';
-import { ensureSearchAttributes } from '../../tools/local-stack/search-attributes';
+import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
 import { temporalCli } from '../../tools/local-stack/temporal-cli';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
@@ -33,7 +34,7 @@ function docCommands(marker: string): string[] {
 // environment, so the command text itself is untouched.
 describe('relay started with the Temporal CLI, as docs/relay.md says', function () {
   this.timeout(300_000);
-  const config = loadConfig();
+  const config = loadStackConfig();
   const namespace = uniqueName('relay-cli');
   const cli = temporalCli(config, cachePaths(config.local.cacheDir), () => undefined);
   const shellEnv = {

@@ -1,3 +1,4 @@
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import assert from 'node:assert/strict';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { loadConfig } from '../../src/config/env';
@@ -80,7 +81,7 @@ describe('relay worker with a black-holed PostgreSQL link', function () {
 
   it('the worst moment: A holds the shard lock, its batch sent and not marked, when its link goes silent; B fences it and carries on', async () => {
     topic = await createTestTopic(3);
-    const link = await proxy.link(uniqueName('relay-a-pg'), { host: '127.0.0.1', port: loadConfig().local.pgPort });
+    const link = await proxy.link(uniqueName('relay-a-pg'), { host: '127.0.0.1', port: loadStackConfig().local.pgPort });
     const taskQueue = uniqueName('gray-worst-tq');
     const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
     const a = RelayProcess.pausingAt('before-mark', { ...env, RELAY_DATABASE_URL: await relayUrlThrough(link) });
@@ -157,7 +158,7 @@ describe('relay worker with a black-holed PostgreSQL link', function () {
 
   it('8 shards under load: B carries A\'s shards within 60 s of the fault, A rejoins within 30 s of a heal that leaves its old connections dead', async () => {
     topic = await createTestTopic(6);
-    const link = await proxy.link(uniqueName('relay-a-pg'), { host: '127.0.0.1', port: loadConfig().local.pgPort });
+    const link = await proxy.link(uniqueName('relay-a-pg'), { host: '127.0.0.1', port: loadStackConfig().local.pgPort });
     const taskQueue = uniqueName('gray-load-tq');
     const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
     const a = new RelayProcess({ ...env, RELAY_DATABASE_URL: await relayUrlThrough(link) });

@@ -7,7 +7,8 @@ import { Client, Connection } from '@temporalio/client';
 import { relayWorkflowId } from '../../src/config/constants';
 import { PROJECT_ROOT } from '../../src/config/env';
 import { cachePaths } from '../../tools/local-stack/paths';
-import { ensureSearchAttributes } from '../../tools/local-stack/search-attributes';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
+import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
 import { temporalCli } from '../../tools/local-stack/temporal-cli';
 import { pauseSignal, redriveUpdate, resumeSignal, statusQuery } from '../../workflows/relay/contract';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
@@ -48,7 +49,7 @@ describe('relay pause, resume and redrive through Temporal (CLI)', function () {
   const history = async (shard: number) => (await client.workflow.getHandle(relayWorkflowId(shard)).fetchHistory()).events ?? [];
 
   before(async () => {
-    const base = relayTestConfig('postgres://unused@127.0.0.1/unused', 'unused');
+    const base = loadStackConfig();
     const cli = temporalCli(base, cachePaths(base.local.cacheDir), () => undefined);
     await run(cli, ['operator', 'namespace', 'create', '--namespace', namespace, '--address', base.temporal.address]);
     connection = await Connection.connect({ address: base.temporal.address });
@@ -67,7 +68,7 @@ describe('relay pause, resume and redrive through Temporal (CLI)', function () {
     await connection?.close();
     await topic?.remove();
     await db?.drop();
-    const base = relayTestConfig('postgres://unused@127.0.0.1/unused', 'unused');
+    const base = loadStackConfig();
     await run(temporalCli(base, cachePaths(base.local.cacheDir), () => undefined), ['operator', 'namespace', 'delete', '--namespace', namespace, '--address', base.temporal.address, '--yes']).catch(() => undefined);
   });
 

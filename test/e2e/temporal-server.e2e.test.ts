@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { SEARCH_ATTRIBUTES } from '../../src/config/constants';
 import { APPLY_EVENTS_WORKFLOW } from '../../workflows/inbox/contract';
 import { cachePaths } from '../../tools/local-stack/paths';
@@ -40,17 +40,17 @@ describe('pipeline end to end on Temporal\'s own server (TEMPORAL_SERVER=postgre
     // The build costs about 15 CPU-minutes (docs/temporal-server.md): more than the whole suite's
     // budget on a fresh 2-core machine. It runs here once binaries are cached (a first
     // `TEMPORAL_SERVER=postgres npm run stack:up` builds them) or when asked to build them.
-    const cached = temporalServerBinaries(cachePaths(loadConfig().local.cacheDir));
+    const cached = temporalServerBinaries(cachePaths(loadStackConfig().local.cacheDir));
     if (!(fs.existsSync(cached.server) && fs.existsSync(cached.sqlTool)) && process.env.TEMPORAL_SERVER_E2E !== 'build') {
       log('skipped: the server binaries are not built yet (TEMPORAL_SERVER=postgres npm run stack:up builds them; TEMPORAL_SERVER_E2E=build builds them here)');
       this.skip();
     }
     // Built once into the main cache and reused from there by every later run.
-    ensureTemporalServerBinaries(cachePaths(loadConfig().local.cacheDir), log);
+    ensureTemporalServerBinaries(cachePaths(loadStackConfig().local.cacheDir), log);
     // Frontend port with room for the membership ports 300 below it, clear of isolatedStack's 21000-29000.
     const frontendPort = 30_300 + Math.floor(Math.random() * 240) * 10;
-    stack = isolatedStack({ extraEnv: { TEMPORAL_SERVER: 'postgres', KAFKA_BROKERS: loadConfig().kafka.brokers.join(','), LOCAL_TEMPORAL_PORT: String(frontendPort) } });
-    const shared = temporalServerBinaries(cachePaths(loadConfig().local.cacheDir));
+    stack = isolatedStack({ extraEnv: { TEMPORAL_SERVER: 'postgres', KAFKA_BROKERS: loadStackConfig().kafka.brokers.join(','), LOCAL_TEMPORAL_PORT: String(frontendPort) } });
+    const shared = temporalServerBinaries(cachePaths(loadStackConfig().local.cacheDir));
     const own = temporalServerBinaries(cachePaths(stack.dir));
     fs.mkdirSync(path.dirname(own.dir), { recursive: true });
     fs.symlinkSync(shared.dir, own.dir);

@@ -5,9 +5,9 @@ import type { Client, Connection } from '@temporalio/client';
 import type { Browser, Page } from 'playwright-core';
 import { ensureAuditSchedule } from '../../src/audit/schedule';
 import { triggerAuditRun } from '../../src/audit/trigger-run';
-import { loadConfig, type Config } from '../../src/config/env';
+import { loadStackConfig, type StackConfig as Config } from '../../tools/local-stack/stack-config';
 import { findEventWorkflows } from '../../src/inbox/find-event-workflows';
-import { ensureSearchAttributes } from '../../tools/local-stack/search-attributes';
+import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
 import { ensureRetentionSchedule } from '../../src/retention/schedule';
 import { startAuditWorker } from '../kit/audit-worker';
 import { launchChromium, screenshotDir } from '../kit/browser';
@@ -46,7 +46,7 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
     topic = await createTestTopic(3);
     temporal = await testTemporalClient();
     await ensureSearchAttributes(temporal.connection, temporal.client.options.namespace);
-    config = loadConfig({
+    config = loadStackConfig({
       ...process.env,
       DATABASE_URL: db.url,
       RETENTION_TASK_QUEUE: uniqueName('ui-scheduled'),

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
-import { register } from 'prom-client';
+import { OUTBOX_REGISTRY } from '../../src/observability/registry';
 import { auditScheduleOptions, ensureAuditSchedule } from '../../src/audit/schedule';
 import { triggerAuditRun } from '../../src/audit/trigger-run';
 import { AUDIT_WORKFLOW, type AuditReport } from '../../workflows/audit/contract';
@@ -11,7 +11,7 @@ import { loadConfig, PROJECT_ROOT, type Config } from '../../src/config/env';
 import { auditScheduleCheck } from '../../src/doctor/checks/audit-schedule';
 import { auditDrift } from '../../src/observability/audit-metrics';
 import { runChecks } from '../../src/doctor/run-doctor';
-import { ensureSearchAttributes } from '../../tools/local-stack/search-attributes';
+import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
 import { startAuditWorker } from '../kit/audit-worker';
 import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
@@ -79,7 +79,7 @@ describe('audit (Temporal Schedule) on the real pipeline', function () {
 
   /** outbox_audit_drift as the worker's /metrics renders it: kind → value (consumer "" or payments-credit). */
   const driftGauge = async () => {
-    const text = await register.getSingleMetricAsString('outbox_audit_drift');
+    const text = await OUTBOX_REGISTRY.getSingleMetricAsString('outbox_audit_drift');
     const values: Record<string, number> = {};
     for (const [line, labels, value] of text.matchAll(/^outbox_audit_drift\{(.*)\} (\d+)$/gm)) {
       const consumer = /consumer="([^"]*)"/.exec(labels!)![1];

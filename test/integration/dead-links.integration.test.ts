@@ -1,3 +1,4 @@
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel } from 'kafkajs';
 import type { PoolClient } from 'pg';
@@ -26,7 +27,7 @@ describe('dead links (client-side bounds)', function () {
   });
 
   it('PostgreSQL: a black-holed query fails within the query timeout, and after a heal that leaves old connections dead the pool answers again', async () => {
-    const link = await proxy.link(uniqueName('pg'), { host: '127.0.0.1', port: loadConfig().local.pgPort });
+    const link = await proxy.link(uniqueName('pg'), { host: '127.0.0.1', port: loadStackConfig().local.pgPort });
     const config = loadConfig({ ...process.env, DATABASE_STATEMENT_TIMEOUT_MS: '1000', DATABASE_QUERY_TIMEOUT_MS: '1500', DATABASE_CONNECT_TIMEOUT_MS: '1500' });
     const url = new URL(db.url);
     url.host = link.address;

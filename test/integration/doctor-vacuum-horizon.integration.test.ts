@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Client } from 'pg';
-import { loadConfig, type Config } from '../../src/config/env';
+import { loadStackConfig, type StackConfig as Config } from '../../tools/local-stack/stack-config';
 import { pollPlanCheck } from '../../src/doctor/checks/poll-plan';
 import { vacuumHorizonCheck } from '../../src/doctor/checks/vacuum-horizon';
 import type { CheckResult } from '../../src/doctor/types';
@@ -57,7 +57,7 @@ describe('doctor: what holds vacuum back, named (isolated PostgreSQL)', function
     await stopPostgres(paths);
     await ensurePostgres(stack.config, paths, noLog);
     await migrateWithExample(stack.config.database.url);
-    config = loadConfig({ ...stack.env, DOCTOR_MAX_HORIZON_AGE_MS: String(HOLD_MS) });
+    config = loadStackConfig({ ...stack.env, DOCTOR_MAX_HORIZON_AGE_MS: String(HOLD_MS) });
   });
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => undefined);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Client, type QueryConfig } from 'pg';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { startFaultProxy, type FaultLink, type FaultProxy } from '../kit/fault-proxy';
 
@@ -16,7 +16,7 @@ describe('fault proxy (Toxiproxy + forgetting gate)', function () {
   before(async () => {
     db = await createTestDatabase({ migrated: false });
     proxy = await startFaultProxy({ log: (m) => process.stdout.write(`${m}\n`) });
-    link = await proxy.link('pg-fault-test', { host: '127.0.0.1', port: loadConfig().local.pgPort });
+    link = await proxy.link('pg-fault-test', { host: '127.0.0.1', port: loadStackConfig().local.pgPort });
   });
   afterEach(async () => {
     await link.heal({ oldConnections: 'alive' });

@@ -19,7 +19,7 @@ describe('the key field: what a row inserted without a key is keyed by', () => {
   beforeEach(async () => db.pool.query('TRUNCATE temporal_outbox.outbox_events'));
 
   const rows = async () =>
-    (await db.pool.query(`SELECT payload ->> 'event_id' AS id, event_key, shard_hash = hashtext(coalesce(event_key, payload ->> 'event_id')) AS sharded_by_key FROM temporal_outbox.outbox_events ORDER BY id`)).rows;
+    (await db.pool.query(`SELECT payload ->> 'event_id' AS id, event_key, shard_hash = hashtext(coalesce(event_key, payload ->> 'event_id')) AS sharded_by_key FROM temporal_outbox.outbox_events o ORDER BY o.id`)).rows;
 
   it('with none named, a keyless row is keyed by its event id, whatever its payload holds', async () => {
     assert.equal(await readKeyField(db.pool), undefined);

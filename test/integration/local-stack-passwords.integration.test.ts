@@ -4,12 +4,12 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
-import { loadConfig, type Config } from '../../src/config/env';
+import { loadStackConfig, type StackConfig as Config } from '../../tools/local-stack/stack-config';
 import { LOCAL_PG_WORKER_LOGINS } from '../../tools/local-stack/local-credentials';
 import { cachePaths } from '../../tools/local-stack/paths';
 import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
 import { socketClient } from '../../tools/local-stack/postgres-auth';
-import { isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
+import { childEnv, isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
 import { migrateWithExample } from '../kit/database';
 
 // The local stack's PostgreSQL asks for a password on TCP: for a new cluster, and for a cluster
@@ -43,7 +43,7 @@ describe('local stack: password authentication and a login per worker', function
   before(() => {
     // The owner's and the relay's passwords from the environment; the others generated into the cache.
     stack = isolatedStack({ extraEnv: passwords });
-    config = loadConfig({ ...process.env, ...stack.env });
+    config = loadStackConfig(childEnv(stack), { workerLogins: true });
   });
   after(async () => {
     await stopPostgres(cachePaths(stack.dir)).catch(() => undefined);
@@ -67,7 +67,7 @@ describe('local stack: password authentication and a login per worker', function
     // The URLs the configuration derives carry the passwords: everything that used the
     // password-less defaults keeps working.
     assert.match(config.database.url, new RegExp(`^postgres://outbox:${passwords.LOCAL_PG_PASSWORD}@127\\.0\\.0\\.1:${config.local.pgPort}/outbox$`));
-    assert.equal(new URL(config.database.workerUrls.consumer).username, LOCAL_PG_WORKER_LOGINS.consumer.user);
+    assert.equal(new URL(String(config.database.workerUrls.consumer)).username, LOCAL_PG_WORKER_LOGINS.consumer.user);
   });
 
   it('the worker logins hold only their component roles once the schema is migrated', async () => {
@@ -84,7 +84,7 @@ describe('local stack: password authentication and a login per worker', function
         await client.end();
       }
     };
-    const urls = config.database.workerUrls;
+    const urls = { relay: String(config.database.workerUrls.relay), consumer: String(config.database.workerUrls.consumer), retention: String(config.database.workerUrls.retention) };
     assert.deepEqual(
       {
         relayReadsOutbox: await attempt(urls.relay, 'SELECT count(*) FROM temporal_outbox.outbox_events'),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { workerTargets } from '../../tools/local-stack/prometheus';
 import { enqueue } from '../../src/outbox/enqueue';
 import { consumerEnv, spawnConsumer, type ConsumerProcess } from '../kit/consumer-harness';
@@ -52,7 +52,7 @@ describe('metrics: a real Prometheus scrapes the relay, consumer and retention w
     relay = spawnConsumer(env, 'workers/relay.worker.ts');
     consumer = spawnConsumer({ ...env, ...consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue: uniqueName('metrics-credit'), partitions: 2 }) });
     retention = spawnConsumer(env, 'workers/retention.worker.ts');
-    const config = loadConfig({ ...process.env, ...env });
+    const config = loadStackConfig({ ...process.env, ...env });
     prometheus = await startTestPrometheus(base + 19, workerTargets(config));
     await Promise.all([relay.waitForLog((l) => l.msg === 'relay worker running', 240_000), consumer.waitForLog((l) => l.msg === 'consumer worker running', 240_000), retention.waitForLog((l) => l.msg === 'retention worker running', 240_000)]);
   });

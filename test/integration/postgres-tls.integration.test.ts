@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../src/config/env';
+import { loadStackConfig, type StackConfig as Config } from '../../tools/local-stack/stack-config';
 import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
 import { cachePaths } from '../../tools/local-stack/paths';
 import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
 import { socketClient } from '../../tools/local-stack/postgres-auth';
 import { enqueue } from '../../src/outbox/enqueue';
-import { isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
+import { childEnv, isolatedStack, type IsolatedStack } from '../kit/isolated-stack';
 
 // Managed PostgreSQL (RDS, Cloud SQL, Neon...) is reached over TLS and its certificate checked
 // against the provider's CA. Here a PostgreSQL of this test's own serves a certificate signed by
@@ -24,7 +24,7 @@ describe('PostgreSQL TLS: DATABASE_SSLMODE and DATABASE_SSLROOTCERT', function (
 
   before(async () => {
     stack = isolatedStack();
-    local = loadConfig({ ...process.env, ...stack.env });
+    local = loadStackConfig(childEnv(stack));
     const paths = cachePaths(stack.dir);
     await ensurePostgres(local, paths, () => undefined);
     // A CA and a server certificate for localhost / 127.0.0.1, both made here.
@@ -63,7 +63,7 @@ describe('PostgreSQL TLS: DATABASE_SSLMODE and DATABASE_SSLROOTCERT', function (
   async function connectWith(settings: Record<string, string>, host = '127.0.0.1'): Promise<{ ssl?: boolean; error?: string }> {
     const owner = new URL(local.database.url);
     owner.hostname = host;
-    const config = loadConfig({ ...process.env, ...stack.env, DATABASE_URL: owner.toString(), ...settings });
+    const config = loadStackConfig({ ...childEnv(stack), DATABASE_URL: owner.toString(), ...settings });
     const pool = createPool(config.database.url, { max: 1, connectionTimeoutMillis: 5000 });
     try {
       const { rows } = await pool.query<{ ssl: boolean }>('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()');

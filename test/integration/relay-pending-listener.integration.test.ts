@@ -49,7 +49,7 @@ describe('relay pending listener: a notification that arrives during the check i
   });
 
   it('wakes only the shards whose rows were inserted, and every shard on a notification that names none', async () => {
-    await db.pool.query('INSERT INTO temporal_outbox.outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT DO NOTHING');
+    await db.pool.query('INSERT INTO temporal_outbox.outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT (singleton) DO UPDATE SET shard_count = EXCLUDED.shard_count');
     const event = (id: string, account: number) => `{"event_id":"${id}","type":"payment_confirmed","account_id":${account},"amount":1}`;
     const shardOf = async (account: number) =>
       (await checker.query(`SELECT (hashtext($1) & 2147483647) % 8 AS shard`, [String(account)])).rows[0].shard as number;
@@ -85,7 +85,7 @@ describe('relay pending listener: a notification that arrives during the check i
   });
 
   it('a producer login granted INSERT alone (not the outbox_producer role) still inserts, and its rows wake every shard', async () => {
-    await db.pool.query('INSERT INTO temporal_outbox.outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT DO NOTHING');
+    await db.pool.query('INSERT INTO temporal_outbox.outbox_relay_layout (shard_count) VALUES (8) ON CONFLICT (singleton) DO UPDATE SET shard_count = EXCLUDED.shard_count');
     const user = uniqueName('t_legacy_producer').replace(/-/g, '_');
     const password = crypto.randomBytes(18).toString('base64url');
     // Both generated here, never user input (identifiers cannot be bound parameters).
@@ -95,7 +95,7 @@ describe('relay pending listener: a notification that arrives during the check i
     url.password = password;
     const producer = new Client({ connectionString: url.toString() });
     try {
-      await db.pool.query(`GRANT INSERT ON temporal_outbox.outbox_events TO ${user}`);
+      await db.pool.query(`GRANT USAGE ON SCHEMA temporal_outbox TO ${user}; GRANT INSERT ON temporal_outbox.outbox_events TO ${user}`);
       await producer.connect();
       const layoutRead = await producer.query('SELECT shard_count FROM temporal_outbox.outbox_relay_layout').then(() => 'ok', (e: { code?: string }) => e.code);
       assert.equal(layoutRead, '42501', 'the login cannot read the layout');
@@ -105,7 +105,7 @@ describe('relay pending listener: a notification that arrives during the check i
       assert.deepEqual(await Promise.all(everyShard), [true, true, true, true, true, true, true, true]);
     } finally {
       await producer.end().catch(() => undefined);
-      await db.pool.query(`REVOKE ALL ON temporal_outbox.outbox_events FROM ${user}`).catch(() => undefined);
+      await db.pool.query(`REVOKE ALL ON temporal_outbox.outbox_events FROM ${user}; REVOKE ALL ON SCHEMA temporal_outbox FROM ${user}`).catch(() => undefined);
       await db.pool.query(`DROP ROLE IF EXISTS ${user}`).catch(() => undefined);
     }
   });

@@ -8,7 +8,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../../activities/retention';
 import { RETENTION_WORKFLOW, type RetentionReport } from '../../workflows/retention/contract';
 import { seedScene } from '../kit/seed-scene-rows';
-import { loadConfig, PROJECT_ROOT, type Config } from '../../src/config/env';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { loadStackConfig, type StackConfig as Config } from '../../tools/local-stack/stack-config';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
 import { testTemporalClient } from '../kit/temporal';
@@ -81,7 +82,7 @@ describe('retention schedule', function () {
     });
 
     it('creates the schedule, then updates it in place when run again', async () => {
-      const config = loadConfig({ ...process.env, ...env });
+      const config = loadStackConfig({ ...process.env, ...env });
       const first = await shell('npm run -s retention:schedule', config, env);
       assert.match(first.stdout, new RegExp(`retention schedule ${scheduleId} created: every 1h, overlap skip`));
       let d = await client.schedule.getHandle(scheduleId).describe();
@@ -100,7 +101,7 @@ describe('retention schedule', function () {
     });
 
     it('runs when triggered with `temporal schedule trigger`, and pauses with `temporal schedule toggle`', async () => {
-      const config = loadConfig({ ...process.env, ...env });
+      const config = loadStackConfig({ ...process.env, ...env });
       const { worker, connection } = await retentionWorker(config, db, config.temporal.namespace, taskQueue);
       try {
         const before = Date.now() - 1000;
@@ -132,7 +133,7 @@ describe('retention schedule', function () {
     let close: () => Promise<void>;
     let config: Config;
     before(async () => {
-      config = loadConfig();
+      config = loadStackConfig();
       db = await createTestDatabase();
       await seedOldRows(db);
       await shell(`temporal operator namespace create --namespace ${namespace}`, config).catch(() => undefined);

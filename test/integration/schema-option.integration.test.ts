@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import type { Client, Connection } from '@temporalio/client';
 import { migrateExample } from '../../examples/migrate';
+import { Pool } from 'pg';
 import { migrate } from '../../src/db/migrate';
+import { inTransaction } from '../../src/db/pool';
+import { schemaPool } from '../../src/db/schema-client';
 import { HEADERS } from '../../src/kafka/message-format';
 import { enqueue } from '../../src/outbox/enqueue';
 import { consumerEnv, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
@@ -54,8 +57,16 @@ describe('a non-default library schema, end to end', function () {
     }
     // A plain-SQL producer of the seed's contract, into the configured schema: keyed by account_id.
     await db.pool.query(`INSERT INTO ${SCHEMA}.outbox_events (event_type, payload) VALUES ('payment_confirmed', '{"event_id":"acme-sql","type":"payment_confirmed","account_id":3,"amount":7}')`);
-    const { rows: keys } = await db.pool.query(`SELECT payload ->> 'event_id' AS id, event_key FROM ${SCHEMA}.outbox_events ORDER BY id`);
-    assert.deepEqual(keys.map((k) => k.event_key), ['2', '3', '1', '2', '3', '1', '3'], 'every row keyed by its account, enqueued or not');
+    // The service's own pg Pool, handed to the library through schemaPool: enqueue without the
+    // option, in a transaction on a client the pool checked out, lands in the schema too.
+    const own = new Pool({ connectionString: db.url, max: 1 });
+    try {
+      await inTransaction(schemaPool(own, SCHEMA), (tx) => enqueue(tx, { eventType: 'payment_confirmed', payload: { event_id: 'acme-pool', type: 'payment_confirmed', account_id: 1, amount: 5 } }));
+    } finally {
+      await own.end();
+    }
+    const { rows: keys } = await db.pool.query(`SELECT payload ->> 'event_id' AS event_id, event_key FROM ${SCHEMA}.outbox_events ORDER BY outbox_events.id`);
+    assert.deepEqual(keys.map((k) => k.event_key), ['2', '3', '1', '2', '3', '1', '3', '1'], 'every row keyed by its account, enqueued or not');
 
     relay = await startInProcessRelay(relayTestConfig(db.url, topic.topic, { OUTBOX_SCHEMA: SCHEMA }));
     consumer = spawnConsumer(consumerEnv({ databaseUrl: db.url, topic: topic.topic, group: uniqueName('acme-group'), taskQueue: uniqueName('acme-credit'), extra: { OUTBOX_SCHEMA: SCHEMA } }));
@@ -63,9 +74,9 @@ describe('a non-default library schema, end to end', function () {
     await startShard(temporal.client, relay.taskQueue, { batchSize: 10 });
 
     const balances = async () => (await db.pool.query(`SELECT account_id::int AS a, balance::int AS b FROM accounts ORDER BY 1`)).rows.map((r) => [r.a, r.b]);
-    await eventually('every credit applied', async () => JSON.stringify(await balances()) === JSON.stringify([[1, 90], [2, 50], [3, 77]]), 120_000);
+    await eventually('every credit applied', async () => JSON.stringify(await balances()) === JSON.stringify([[1, 95], [2, 50], [3, 77]]), 120_000);
     const { rows: inbox } = await db.pool.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.inbox_processed_events`);
-    assert.equal(inbox[0].n, 7);
+    assert.equal(inbox[0].n, 8);
     const { rows: pending } = await db.pool.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.outbox_events WHERE published_at IS NULL`);
     assert.equal(pending[0].n, 0);
     const messages = await readWholeTopic(topic.topic);

@@ -14,7 +14,7 @@ import { makeTestPki, startGrpcAuthProxy, startTlsProxy, type GrpcAuthProxy, typ
 // passes the gRPC bytes through. Both kinds of connection the project opens are tried with
 // exactly the options the configuration builds: the client's (setup, CLI, doctor) and the
 // worker's native one.
-describe('Temporal mTLS: TEMPORAL_TLS_CERT_FILE, _KEY_FILE, _CA_FILE, _SERVER_NAME', function () {
+describe('Temporal mTLS: TEMPORAL_TLS_CLIENT_CERT_PATH, _CLIENT_KEY_PATH, _SERVER_CA_CERT_PATH, _SERVER_NAME (@temporalio/envconfig)', function () {
   this.timeout(120_000);
   const SERVER_NAME = 'temporal.outbox.test';
   let dir: string;
@@ -34,7 +34,9 @@ describe('Temporal mTLS: TEMPORAL_TLS_CERT_FILE, _KEY_FILE, _CA_FILE, _SERVER_NA
   });
 
   const settings = (extra: Record<string, string>) => loadConfig({ ...process.env, TEMPORAL_ADDRESS: proxy.address, ...extra });
-  const mtls = () => ({ TEMPORAL_TLS_CERT_FILE: pki.clientCertFile, TEMPORAL_TLS_KEY_FILE: pki.clientKeyFile, TEMPORAL_TLS_CA_FILE: pki.caFile, TEMPORAL_TLS_SERVER_NAME: SERVER_NAME });
+  const mtls = () => ({ TEMPORAL_TLS_CLIENT_CERT_PATH: pki.clientCertFile, TEMPORAL_TLS_CLIENT_KEY_PATH: pki.clientKeyFile, TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caFile, TEMPORAL_TLS_SERVER_NAME: SERVER_NAME });
+  // The names used before envconfig's: they still work (with a notice).
+  const legacyMtls = () => ({ TEMPORAL_TLS_CERT_FILE: pki.clientCertFile, TEMPORAL_TLS_KEY_FILE: pki.clientKeyFile, TEMPORAL_TLS_CA_FILE: pki.caFile, TEMPORAL_TLS_SERVER_NAME: SERVER_NAME });
 
   /** The server's answer through the proxy with these settings, or the error. */
   async function systemInfo(kind: 'client' | 'worker', extra: Record<string, string>): Promise<string> {
@@ -72,18 +74,22 @@ describe('Temporal mTLS: TEMPORAL_TLS_CERT_FILE, _KEY_FILE, _CA_FILE, _SERVER_NA
       assert.equal(await systemInfo(kind, mtls()), 'ok');
     });
 
+    it(`${kind} connection: today's names reach it too`, async () => {
+      assert.equal(await systemInfo(kind, legacyMtls()), 'ok');
+    });
+
     it(`${kind} connection: without the client certificate the server refuses it`, async () => {
       const refusedBefore = proxy.refused.length;
       const rest: Record<string, string> = mtls();
-      delete rest.TEMPORAL_TLS_CERT_FILE;
-      delete rest.TEMPORAL_TLS_KEY_FILE;
+      delete rest.TEMPORAL_TLS_CLIENT_CERT_PATH;
+      delete rest.TEMPORAL_TLS_CLIENT_KEY_PATH;
       assert.notEqual(await systemInfo(kind, rest), 'ok');
       assert.match(proxy.refused.slice(refusedBefore).join('; '), /certificate/i, 'the server side refused the handshake for want of a certificate');
     });
 
     it(`${kind} connection: without the CA the client refuses the server's certificate`, async () => {
       const rest: Record<string, string> = mtls();
-      delete rest.TEMPORAL_TLS_CA_FILE;
+      delete rest.TEMPORAL_TLS_SERVER_CA_CERT_PATH;
       assert.match(await systemInfo(kind, rest), /certificate|UnknownIssuer|unknown ?issuer|connect/i);
     });
   }
@@ -98,7 +104,7 @@ describe('Temporal mTLS: TEMPORAL_TLS_CERT_FILE, _KEY_FILE, _CA_FILE, _SERVER_NA
       fs.writeFileSync(path.join(dir, 'wrong-key'), 'not-the-key\n', { mode: 0o600 });
     });
     after(async () => keyProxy?.close());
-    const keySettings = (file: string) => ({ TEMPORAL_ADDRESS: keyProxy.address, TEMPORAL_API_KEY_FILE: path.join(dir, file), TEMPORAL_TLS_CA_FILE: pki.caFile, TEMPORAL_TLS_SERVER_NAME: SERVER_NAME });
+    const keySettings = (file: string) => ({ TEMPORAL_ADDRESS: keyProxy.address, TEMPORAL_API_KEY_FILE: path.join(dir, file), TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caFile, TEMPORAL_TLS_SERVER_NAME: SERVER_NAME });
 
     for (const kind of ['client', 'worker'] as const) {
       it(`${kind} connection: the key from the file reaches the server as a bearer token; a wrong key is refused`, async () => {

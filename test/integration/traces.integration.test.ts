@@ -8,7 +8,7 @@ import { enqueue } from '../../src/outbox/enqueue';
 import { confirmPayment } from '../../examples/payments/confirm-payment';
 import { createPayment } from '../../examples/payments/create-payment';
 import { runConsumerWorker } from '../../workers/consumer.worker';
-import { exampleHandlers } from '../../examples/handlers';
+import { exampleHandlers } from '../../examples/payments/consumer-worker';
 import { runRelayWorker } from '../../workers/relay.worker';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
@@ -54,7 +54,7 @@ describe('traces: one W3C trace from enqueue to the applied credit, through the 
     const spanProcessor = new SimpleSpanProcessor(exporter);
     workers = Promise.all([
       runRelayWorker(config, { signal: stop.signal, spanProcessor }),
-      runConsumerWorker(config, { handlers: exampleHandlers(config), signal: stop.signal, spanProcessor }),
+      runConsumerWorker(config, { handlers: exampleHandlers(process.env), signal: stop.signal, spanProcessor }),
     ]);
     workers.catch(() => undefined);
     // The consumer joined its group: both workers are past their tracing set-up and running.

@@ -2,7 +2,7 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import { createAuditActivities } from '../../activities/audit';
 import { createRetentionActivities } from '../../activities/retention';
 import { paymentsAuditChecks } from '../../examples/payments/audit-checks';
-import type { Config } from '../../src/config/env';
+import { workerDatabaseUrl, type Config } from '../../src/config/env';
 import { createPool } from '../../src/db/pool';
 import { temporalConnectionOptions } from '../../src/temporal/connection-options';
 import { componentDatabaseUrl } from './database';
@@ -15,7 +15,7 @@ const quietBundlerLogger = { trace() {}, debug() {}, info() {}, warn() {}, error
  */
 export async function startAuditWorker(config: Config): Promise<{ close(): Promise<void> }> {
   // Under the retention worker's role, as the retention worker runs the audit.
-  const pool = createPool(componentDatabaseUrl({ DATABASE_URL: config.database.url }, 'retention') ?? config.database.workerUrls.retention, { max: 3 });
+  const pool = createPool(componentDatabaseUrl({ DATABASE_URL: config.database.url }, 'retention') ?? workerDatabaseUrl(config, 'retention'), { schema: config.database.schema, max: 3 });
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
     connection,

@@ -26,8 +26,8 @@ export interface ConsumerProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Spawns `node --import tsx workers/consumer.worker.ts` as one process, so SIGKILL kills the worker itself. */
-export function spawnConsumer(env: Record<string, string>, entry = 'workers/consumer.worker.ts', extraNodeArgs: string[] = []): ConsumerProcess {
+/** Spawns `node --import tsx examples/payments/consumer-worker.ts` as one process, so SIGKILL kills the worker itself. */
+export function spawnConsumer(env: Record<string, string>, entry = 'examples/payments/consumer-worker.ts', extraNodeArgs: string[] = []): ConsumerProcess {
   // The heap flags are the ones `npm run worker:consumer` uses (workers/node-args.ts); extra
   // flags come after them, so a benchmark can try another setting of the same flag.
   const proc = spawn(process.execPath, [...WORKER_NODE_ARGS.consumer, ...extraNodeArgs, '--import', 'tsx', entry], {

@@ -1,6 +1,6 @@
 import { Client, type Pool } from 'pg';
-import { loadConfig } from '../../src/config/env';
 import { EXAMPLE_KEY_FIELD, migrateExample } from '../../examples/migrate';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
 import type { WorkerComponent } from '../../tools/local-stack/local-credentials';
@@ -56,7 +56,7 @@ export async function migrateWithExample(url: string): Promise<void> {
  * removes it.
  */
 export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promise<TestDatabase> {
-  const serverUrl = opts.serverUrl ?? loadConfig().database.url;
+  const serverUrl = opts.serverUrl ?? loadStackConfig().database.url;
   const name = uniqueName(opts.prefix ?? 'test').replace(/-/g, '_');
   await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = withDatabase(serverUrl, name);
@@ -85,7 +85,7 @@ export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promis
 export function componentDatabaseUrl(env: Record<string, string | undefined>, component: WorkerComponent): string | undefined {
   const databaseUrl = env.DATABASE_URL;
   if (databaseUrl === undefined) return undefined;
-  const config = loadConfig({ ...process.env, ...env });
+  const config = loadStackConfig({ ...process.env, ...env });
   const u = new URL(databaseUrl);
   if (!['127.0.0.1', 'localhost'].includes(u.hostname) || Number(u.port) !== config.local.pgPort) return undefined;
   const login = config.local.pgLogins()[component];

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { cachePaths } from '../../tools/local-stack/paths';
 import { toxiproxyServer } from '../../tools/local-stack/toxiproxy';
 import { ForgettingGate } from './forgetting-gate';
@@ -53,7 +53,7 @@ export interface FaultProxy {
 
 /** Starts a Toxiproxy server of its own on a free port (built once into the cache folder). */
 export async function startFaultProxy(opts: { log?: (m: string) => void } = {}): Promise<FaultProxy> {
-  const binary = toxiproxyServer(cachePaths(loadConfig().local.cacheDir), opts.log ?? (() => undefined));
+  const binary = toxiproxyServer(cachePaths(loadStackConfig().local.cacheDir), opts.log ?? (() => undefined));
   const apiPort = await freePort();
   const server = spawn(binary, ['-host', '127.0.0.1', '-port', String(apiPort)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

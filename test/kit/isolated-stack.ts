@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../src/config/env';
+import { LOCAL_STACK_VARIABLES, loadStackConfig, type StackConfig } from '../../tools/local-stack/stack-config';
 import { cachePaths } from '../../tools/local-stack/paths';
 
 // A stack of its own for tests that break or restart services: its own cache folder and ports,
 // reusing the main cache's Kafka jars and Temporal CLI binary so nothing is downloaded or built.
 
-const mainCache = cachePaths(loadConfig().local.cacheDir);
+const mainCache = cachePaths(loadStackConfig().local.cacheDir);
 // Below Linux's ephemeral range (32768-60999), so no outgoing connection's local port can
 // hold one of them when a service binds it.
 let nextPort = 21_000 + Math.floor(Math.random() * 1000) * 8;
@@ -15,7 +15,7 @@ let nextPort = 21_000 + Math.floor(Math.random() * 1000) * 8;
 export interface IsolatedStack {
   /** The environment a child process needs to use this stack (and only it). */
   env: Record<string, string>;
-  config: Config;
+  config: StackConfig;
   dir: string;
   remove(): void;
 }
@@ -41,10 +41,10 @@ export function isolatedStack(opts: { linkKafkaJars?: boolean; shareTemporalCli?
   }
   // Only this stack's variables: an inherited DATABASE_URL or KAFKA_BROKERS would point elsewhere.
   const inherited = { ...process.env };
-  for (const key of ['DATABASE_URL', 'KAFKA_BROKERS', 'TEMPORAL_ADDRESS']) delete inherited[key];
+  for (const key of LOCAL_STACK_VARIABLES) delete inherited[key];
   return {
     env,
-    config: loadConfig({ ...inherited, ...env }),
+    config: loadStackConfig({ ...inherited, ...env }),
     dir,
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
@@ -53,6 +53,6 @@ export function isolatedStack(opts: { linkKafkaJars?: boolean; shareTemporalCli?
 /** The environment for a child process on this stack, without variables that point elsewhere. */
 export function childEnv(stack: IsolatedStack, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...stack.env, ...extra };
-  for (const key of ['DATABASE_URL', 'KAFKA_BROKERS', 'TEMPORAL_ADDRESS']) if (!(key in extra)) delete env[key];
+  for (const key of LOCAL_STACK_VARIABLES) if (!(key in extra) && !(key in stack.env)) delete env[key];
   return env;
 }

@@ -5,7 +5,7 @@ import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayActivityMo
 import { PendingListener, PendingScanBounds, type RelayActivities } from '../../activities/relay';
 import { createRelayWorkerSet } from '../../workers/relay-worker-set';
 import { RelayWorkerProcess } from './relay-worker-process';
-import { loadConfig, type Config } from '../../src/config/env';
+import { databaseUrl, loadConfig, type Config } from '../../src/config/env';
 import { createPool } from '../../src/db/pool';
 import { createKafka } from '../../src/kafka/client';
 import { createRelayProducer } from '../../src/kafka/relay-producer';
@@ -44,8 +44,8 @@ export interface InProcessRelay {
 
 /** A relay worker inside this process, on config.relay.taskQueue, with the production activities. */
 export async function startInProcessRelay(config: Config): Promise<InProcessRelay> {
-  const pool = createPool(config.database.url, { schema: config.database.schema, max: 10, application_name: 'testkit-relay-worker' });
-  const listener = new PendingListener(config.database.url);
+  const pool = createPool(databaseUrl(config), { schema: config.database.schema, max: 10, application_name: 'testkit-relay-worker' });
+  const listener = new PendingListener(databaseUrl(config));
   const producer = createRelayProducer(createKafka(config, uniqueName('relay-test')));
   await producer.connect();
   const bounds = new PendingScanBounds(config.relay.fullScanIntervalMs);
@@ -56,6 +56,7 @@ export async function startInProcessRelay(config: Config): Promise<InProcessRela
     taskQueue: config.relay.taskQueue!,
     workflowBundle: await relayBundle(),
     deps: { pool, producer, config, listener },
+    sessionDatabase: databaseUrl(config),
     bounds,
     shutdownGraceTime: '2 seconds',
   });

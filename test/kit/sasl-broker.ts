@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { newKafkaClusterId, resolveJars, writeLog4j, writeProperties } from '../../tools/local-stack/kafka';
 import { cachePaths } from '../../tools/local-stack/paths';
 import { isListening } from '../../tools/local-stack/ports';
@@ -27,7 +27,7 @@ export interface SaslBroker {
 }
 
 export async function startSaslBroker(dir: string, basePort: number, tls?: { certFile: string; keyFile: string }): Promise<SaslBroker> {
-  const mainPaths = cachePaths(loadConfig().local.cacheDir);
+  const mainPaths = cachePaths(loadStackConfig().local.cacheDir);
   resolveJars(mainPaths, () => undefined);
   const paths = { ...cachePaths(dir), kafkaLibs: mainPaths.kafkaLibs };
   const [plainPort, saslPort, controllerPort, saslSslPort] = [basePort, basePort + 1, basePort + 2, basePort + 3];

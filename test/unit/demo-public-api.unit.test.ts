@@ -2,23 +2,43 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/config/env';
+import { moduleSpecifiers } from './library-boundaries.unit.test';
 
-// `npm start` is a user of the package: the demo command and its own helper modules import the
-// public API (the package 'temporal-outbox'), the local stack and outside libraries only, never the modules behind the API.
-const DEMO_MODULES = ['examples/payments/demo/demo-command.ts', 'examples/payments/demo/account-balance-check.ts', 'tools/local-stack/child-processes.ts', 'examples/payments/demo/demo-traffic.ts', 'examples/payments/demo/pipeline-stats.ts', 'tools/local-stack/wait-for-workers.ts', 'examples/migrate.ts'];
+// The example is a user of the package, as an adopter's service is: every file of examples/
+// imports the public API (the package 'temporal-outbox' and its subpaths), other files of the
+// example and outside libraries, never the modules behind the API. The demo alone also drives the
+// local stack (tools/local-stack), which a service would not have.
+const EXAMPLES = path.join(PROJECT_ROOT, 'examples');
+const DEMO_HELPERS = ['tools/local-stack', 'tools/local-stack/child-processes', 'tools/local-stack/wait-for-workers'];
 
-describe('the demo uses only the public API', () => {
-  for (const file of DEMO_MODULES) {
-    it(file, () => {
-      const source = fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
-      const specs = [...source.matchAll(/from '([^']+)'/g)].map((m) => m[1]!);
-      // The package itself is imported by its name ('temporal-outbox'), as an adopter's service does.
-      assert.ok(specs.length > 0, 'the check sees the imports');
-      const imports = specs.filter((spec) => spec.startsWith('.'));
-      for (const spec of imports) {
-        const target = path.relative(PROJECT_ROOT, path.resolve(path.dirname(path.join(PROJECT_ROOT, file)), spec));
-        const allowed = target === path.join('tools', 'local-stack') || DEMO_MODULES.includes(`${target}.ts`);
-        assert.ok(allowed, `${file} imports ${spec} (${target}), which is not part of the public API`);
+function files(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const file = path.join(dir, e.name);
+    return e.isDirectory() ? files(file) : e.name.endsWith('.ts') ? [file] : [];
+  });
+}
+
+describe('the example uses only the public API', () => {
+  const exampleFiles = files(EXAMPLES);
+
+  it('sees every file of the example', () => {
+    assert.ok(exampleFiles.length >= 15, `found ${exampleFiles.length}`);
+    assert.ok(exampleFiles.some((f) => f.endsWith(path.join('payments', 'consumer-worker.ts'))));
+  });
+
+  for (const file of exampleFiles) {
+    const name = path.relative(PROJECT_ROOT, file);
+    it(name, () => {
+      const specs = moduleSpecifiers(fs.readFileSync(file, 'utf8'));
+      for (const spec of specs) {
+        if (!spec.startsWith('.')) {
+          assert.ok(!spec.startsWith('temporal-outbox/') || /^temporal-outbox\/[a-z-]+$/.test(spec), `${name} imports ${spec}, not a public subpath`);
+          continue;
+        }
+        const target = path.relative(PROJECT_ROOT, path.resolve(path.dirname(file), spec));
+        const inExample = target.split(path.sep)[0] === 'examples';
+        const demoHelper = name.includes(`${path.sep}demo${path.sep}`) && DEMO_HELPERS.includes(target);
+        assert.ok(inExample || demoHelper, `${name} imports ${spec} (${target}), which is not part of the public API`);
       }
     });
   }

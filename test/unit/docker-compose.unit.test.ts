@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parse } from 'yaml';
-import { register } from 'prom-client';
 import { buildProgram } from '../../src/cli/program';
-import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { OUTBOX_REGISTRY } from '../../src/observability/registry';
+import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { workerTargets } from '../../tools/local-stack/prometheus';
 import '../../src/observability/consumer-group-metrics';
 import '../../src/observability/audit-metrics';
@@ -69,7 +70,7 @@ function shellSteps(command: string[]): string[][] {
 describe('docker-compose.yml', () => {
   const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
   const services = compose.services;
-  const defaults = loadConfig({});
+  const defaults = loadStackConfig({});
   const program = buildProgram();
   const hostPorts = (service: string): number[] => services[service]!.ports!.map((p) => Number(p.split(':').slice(-2)[0]));
   const healthcheck = (service: string): string => {
@@ -113,14 +114,18 @@ describe('docker-compose.yml', () => {
   });
 
   it('has a start step that applies the schema, topics and search attributes, then starts the relay shards and the retention schedule, with the CLI’s own commands', () => {
-    const steps = shellSteps(services.setup!.command!);
+    const [exampleSetup, ...steps] = shellSteps(services.setup!.command!);
+    // First the example's setup (the library's `setup` with its key field, then its own tables),
+    // from the repository's CLI, which registers it.
+    assert.deepEqual(exampleSetup, ['node', '--import', 'tsx', 'tools/cli.ts', 'example-setup']);
+    assert.ok(fs.readFileSync(path.join(PROJECT_ROOT, 'tools/cli.ts'), 'utf8').includes('registerExampleSetupCommand(program)'), 'tools/cli.ts registers the example-setup command');
     const invoked = steps.map((argv) => {
       assert.deepEqual(argv.slice(0, 4), ['node', '--import', 'tsx', 'src/cli/main.ts'], `runs the project's CLI: ${argv.join(' ')}`);
       const command = cliSubcommand(program, argv.slice(4));
       assert.ok(command, `src/cli/main.ts has no command ${argv.slice(4).join(' ')}`);
       return `${command.parent === program ? '' : `${command.parent!.name()} `}${command.name()}`;
     });
-    assert.deepEqual(invoked, ['setup', 'relay start', 'retention schedule']);
+    assert.deepEqual(invoked, ['relay start', 'retention schedule']);
     assert.equal((services.setup as { restart?: string }).restart, 'no', 'a one-shot step, never restarted in a loop');
   });
 
@@ -142,7 +147,7 @@ describe('docker-compose.yml', () => {
 
   it('gives every app container configuration the code accepts, pointing at the compose services', () => {
     for (const name of APP_SERVICES) {
-      const config = loadConfig(services[name]!.environment!);
+      const config = loadStackConfig(services[name]!.environment!);
       assert.equal(config.database.local, false, `${name} must use the compose PostgreSQL`);
       assert.equal(config.kafka.local, false);
       assert.equal(config.temporal.local, false);
@@ -186,7 +191,7 @@ describe('docker-compose.yml', () => {
     const dashboard = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'tools/local-stack/grafana/dashboards/outbox.json'), 'utf8'));
     const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
     assert.ok(exprs.length >= 15);
-    const ours = new Set(register.getMetricsAsArray().map((m) => m.name));
+    const ours = new Set(OUTBOX_REGISTRY.getMetricsAsArray().map((m) => m.name));
     for (const expr of exprs) {
       for (const [name] of expr.matchAll(/\b(outbox|inbox|consumer_group|retention)_[a-z_]+/g)) {
         const base = name.replace(/_(bucket|sum|count)$/, '');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../src/config/env';
+import { loadConfig, resolveConfig } from '../../src/config/env';
 import { createKafka } from '../../src/kafka/client';
 import { kafkajsEncoder, kafkajsOwnMembers, LEAN_MEMBERS, leanEncoderApplies, useEncoderMembers, useLeanEncoder, type EncoderMembers } from '../../src/kafka/lean-encoder';
 
@@ -105,13 +105,14 @@ describe('the lean kafkajs encoder (unit)', () => {
     assert.deepEqual(membersInPlace(), LEAN_MEMBERS);
   });
 
-  it('is put in place by the workers\' Kafka client, unless KAFKAJS_LEAN_ENCODER=false', async () => {
-    const env = { ...process.env, KAFKA_BROKERS: '127.0.0.1:1' };
+  it('is put in place only when asked: never by a library caller\'s client by default (it patches kafkajs for the whole process)', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, KAFKA_BROKERS: '127.0.0.1:1', KAFKAJS_LEAN_ENCODER: undefined };
     await withMembers(kafkajsOwn, () => {
-      createKafka(loadConfig({ ...env, KAFKAJS_LEAN_ENCODER: 'false' }), 'lean-encoder-test');
-      assert.deepEqual(membersInPlace(), kafkajsOwn, 'turned off: kafkajs keeps its own encoder');
+      createKafka(resolveConfig({ kafka: { brokers: ['127.0.0.1:1'] } }), 'lean-encoder-test');
       createKafka(loadConfig(env), 'lean-encoder-test');
-      assert.deepEqual(membersInPlace(), LEAN_MEMBERS, 'by default the client encodes with the lean members');
+      assert.deepEqual(membersInPlace(), kafkajsOwn, 'by default kafkajs keeps its own encoder');
+      createKafka(loadConfig({ ...env, KAFKAJS_LEAN_ENCODER: 'true' }), 'lean-encoder-test');
+      assert.deepEqual(membersInPlace(), LEAN_MEMBERS, 'asked for (the bundled workers ask), the client encodes with the lean members');
     });
   });
 });

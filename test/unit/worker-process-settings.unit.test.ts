@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { PROJECT_ROOT } from '../../src/config/env';
 import { summariseRss, type RssSample } from '../kit/process-memory';
 import { workerEntry, type WorkerName } from '../../workers/entries';
+import { exampleConsumerEntry } from '../../examples/payments/worker-entries';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../workers/node-args';
 
 // The memory figures (bench:memory-soak) hold for workers started with workers/node-args.ts's
@@ -17,7 +18,8 @@ describe('worker process settings', () => {
   it('npm run worker:* starts each worker with its flags and environment', () => {
     const scripts = (JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     for (const kind of KINDS) {
-      assert.equal(scripts[`worker:${kind}`], `${envPrefix} node ${WORKER_NODE_ARGS[kind].join(' ')} --import tsx workers/${kind}.worker.ts`, kind);
+      // On the local stack's services: tools/local-stack/local-worker.ts applies them, then runs the worker.
+      assert.equal(scripts[`worker:${kind}`], `${envPrefix} node ${WORKER_NODE_ARGS[kind].join(' ')} --import tsx tools/local-stack/local-worker.ts ${kind}`, kind);
     }
   });
 
@@ -28,7 +30,7 @@ describe('worker process settings', () => {
 
   it('workerEntry (the demo, package users) carries the flags and the environment', () => {
     for (const kind of KINDS) {
-      const entry = workerEntry(kind);
+      const entry = kind === 'consumer' ? exampleConsumerEntry() : workerEntry(kind);
       assert.deepEqual(entry.nodeArgs.slice(0, WORKER_NODE_ARGS[kind].length), [...WORKER_NODE_ARGS[kind]]);
       assert.deepEqual(entry.env, WORKER_ENV);
     }

@@ -1,6 +1,7 @@
+import '../local-stack/apply-stack-env';
 import os from 'node:os';
 import { AssignerProtocol, type Admin } from 'kafkajs';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import { consumerEnv, groupCaughtUp, produceEvents, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../../test/kit/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../../test/kit/database';
 import { uniqueName } from '../../test/kit/ids';
@@ -39,7 +40,7 @@ import { modelFromRuns } from './support/scaling-model';
 // worker is the bottleneck").
 
 const quick = process.env.BENCH_QUICK === '1';
-const config = loadConfig();
+const config = loadStackConfig();
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
 const WARMUP_EVENTS = quick ? 4_000 : 20_000;
 const REPEATS = Number(process.env.BENCH_REPEATS ?? (quick ? 1 : 3));

@@ -1,7 +1,8 @@
+import '../local-stack/apply-stack-env';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TopLevelSpec } from 'vega-lite';
 import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../../test/kit/consumer-harness';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import { createTestDatabase, type TestDatabase } from '../../test/kit/database';
 import { uniqueName } from '../../test/kit/ids';
 import { procStatusKiB } from '../../test/kit/process-memory';
@@ -29,7 +30,7 @@ const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 1000);
 // The workers inherit CONSUMER_* settings from this environment; unset, they run the defaults.
-const BATCH_SIZE = loadConfig().consumer.batchSize;
+const BATCH_SIZE = loadStackConfig().consumer.batchSize;
 // Node flags after the worker's own (e.g. --max-semi-space-size=16): memory against throughput.
 const EXTRA_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 

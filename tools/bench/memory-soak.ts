@@ -1,3 +1,4 @@
+import '../local-stack/apply-stack-env';
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import os from 'node:os';
@@ -5,7 +6,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startWorkerEntry, stopChildWorkers, type ChildWorker } from '../local-stack/child-processes';
 import { waitForPollers } from '../local-stack/wait-for-workers';
-import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import { createKafka } from '../../src/kafka/client';
 import { startRelays } from '../../src/outbox/relay-control';
 import { ensureRetentionSchedule } from '../../src/retention/schedule';
@@ -15,6 +17,7 @@ import { workerEntry, type WorkerEntry, type WorkerName } from '../../workers/en
 import { commandLine, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
 import { procStatusKiB, summariseRss, type RssSample } from '../../test/kit/process-memory';
+import { exampleConsumerEntry } from '../../examples/payments/worker-entries';
 
 // Memory soak: do the three production workers (relay, consumer, retention) stay within the
 // BRIEF's 250 MB RSS each under full load, for BENCH_MINUTES (30) at the default settings?
@@ -64,7 +67,7 @@ async function workerEntries(): Promise<(w: WorkerName) => WorkerEntry> {
 }
 
 async function main() {
-  const base = loadConfig();
+  const base = loadStackConfig();
   const loadAtStart = os.loadavg().map((l) => +l.toFixed(2));
   const db = await createTestDatabase({ serverUrl: base.database.url, prefix: 'bench_memory_soak' });
   const suffix = crypto.randomBytes(3).toString('hex');
@@ -87,11 +90,12 @@ async function main() {
     // (its generated PostgreSQL logins) is named explicitly.
     OUTBOX_CACHE_DIR: base.local.cacheDir,
   };
-  const config = loadConfig(env);
+  const config = loadStackConfig(env);
   await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
   const logDir = path.join(config.local.cacheDir, 'logs', `bench-memory-soak-${suffix}`);
   const entryOf = await workerEntries();
-  const entries = Object.fromEntries(WORKERS.map((w) => [w, entryOf(w)])) as Record<WorkerName, WorkerEntry>;
+  // The consumer is the example's (the package ships no consumer process: the handlers are a service's).
+  const entries = Object.fromEntries(WORKERS.map((w) => [w, w === 'consumer' ? exampleConsumerEntry() : entryOf(w)])) as Record<WorkerName, WorkerEntry>;
   const workers = WORKERS.map((w) => ({ name: w, child: startWorkerEntry(`${w}-worker`, entries[w], logDir, env, extraNodeArgs(w)) }));
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });

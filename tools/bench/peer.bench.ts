@@ -1,8 +1,9 @@
+import '../local-stack/apply-stack-env';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import { createTestTopic, deleteTopics } from '../../test/kit/kafka';
 import { measureCpu, postmasterPidOf } from './support/cpu-usage';
 import { logicalCapableCluster } from './support/logical-cluster';
@@ -44,7 +45,7 @@ const DRAIN_CAP_MS = (quick ? 20 : 45) * 1000;
 const POLLING_BATCHES = quick ? [5] : [5, 50];
 const ACCOUNTS = 1000;
 
-const config = loadConfig();
+const config = loadStackConfig();
 const kafka = new Kafka({ clientId: `peer-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));

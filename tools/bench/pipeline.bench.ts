@@ -1,10 +1,11 @@
+import '../local-stack/apply-stack-env';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startWorkerEntry, stopChildWorkers, type ChildWorker } from '../local-stack/child-processes';
 import { waitForPollers } from '../local-stack/wait-for-workers';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import { createKafka } from '../../src/kafka/client';
 import { ensureTopics, topicConfigEntries } from '../../src/kafka/topics';
 import { startRelays } from '../../src/outbox/relay-control';
@@ -14,6 +15,7 @@ import { median, saveBenchmark } from './support/report';
 import { committedTransactions } from './support/database-activity';
 import { createTestDatabase } from '../../test/kit/database';
 import { workerEntry } from '../../workers/entries';
+import { exampleConsumerEntry } from '../../examples/payments/worker-entries';
 
 // The whole pipeline's latency, end to end: outbox commit → relay → Kafka → consumer → balance
 // credited, at 1,000 events/s offered, with a relay worker and a consumer worker as real
@@ -75,7 +77,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
 
 async function main() {
-  const base = loadConfig();
+  const base = loadStackConfig();
   const db = await createTestDatabase({ serverUrl: base.database.url, prefix: 'bench_pipeline' });
   const suffix = crypto.randomBytes(3).toString('hex');
   const env = {
@@ -89,7 +91,7 @@ async function main() {
     RELAY_WORKFLOW_ID_PREFIX: `bench-pipeline-relay-${suffix}`,
     LOG_LEVEL: 'warn',
   };
-  const config = loadConfig(env);
+  const config = loadStackConfig(env);
   const kafka = createKafka(config, 'bench-pipeline');
   // The events topic stamps each message with the broker's append time (else the relay's own
   // clock), so "on Kafka" is when Kafka had it; created here with ensureTopics' settings plus that.
@@ -114,7 +116,7 @@ async function main() {
   const consumerWorkers: ChildWorker[] = [];
   const startConsumer = (name: string, variant: Variant) => {
     // info: the 'batch applied' line per workflow carries the stage timestamps.
-    const w = startWorkerEntry(name, workerEntry('consumer'), logDir, { ...env, ...variant.env, LOG_LEVEL: 'info' });
+    const w = startWorkerEntry(name, exampleConsumerEntry(), logDir, { ...env, ...variant.env, LOG_LEVEL: 'info' });
     consumerWorkers.push(w);
     return w;
   };

@@ -1,7 +1,8 @@
+import '../local-stack/apply-stack-env';
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayShardWorkflow } from '../../workflows/relay/contract';
 import { createTestTopic, deleteTopics } from '../../test/kit/kafka';
 import { measureCpu } from './support/cpu-usage';
@@ -22,10 +23,10 @@ import { createTestDatabase, type TestDatabase } from '../../test/kit/database';
 
 const quick = process.env.BENCH_QUICK === '1';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 100_000));
-const SHARDS = Number(process.env.BENCH_SHARDS ?? loadConfig().relay.shards);
-const BATCH = loadConfig().relay.batchSize;
+const SHARDS = Number(process.env.BENCH_SHARDS ?? loadStackConfig().relay.shards);
+const BATCH = loadStackConfig().relay.batchSize;
 const IDLE_SECONDS = quick ? 20 : 60;
-const config = loadConfig();
+const config = loadStackConfig();
 const kafka = new Kafka({ clientId: `relay-scale-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));

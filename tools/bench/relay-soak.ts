@@ -1,8 +1,9 @@
+import '../local-stack/apply-stack-env';
 import fs from 'node:fs';
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import { createTestTopic, deleteTopics } from '../../test/kit/kafka';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { Relays } from './support/relay-shards';
@@ -40,7 +41,7 @@ const restartShards = process.env.BENCH_RESTART_SHARDS as 'stop' | 'terminate' |
 if (restartShards !== undefined && restartShards !== 'stop' && restartShards !== 'terminate') throw new Error('BENCH_RESTART_SHARDS must be stop or terminate');
 // Diagnostic runs save under another name so they never replace the production-settings figures.
 const resultName = process.env.BENCH_RESULT_NAME ?? 'relay-soak';
-const config = loadConfig();
+const config = loadStackConfig();
 const kafka = new Kafka({ clientId: `relay-soak-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,7 +1,8 @@
+import '../local-stack/apply-stack-env';
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import type { RelayActivityMode } from '../../workflows/relay/contract';
 import { createTestTopic, deleteTopics } from '../../test/kit/kafka';
 import { measureCpu, microsPerEvent } from './support/cpu-usage';
@@ -42,7 +43,7 @@ const LATENCY_SECONDS = quick ? 5 : 10;
 const WARM_UP_EVENTS = quick ? 0 : 50_000;
 // bench/results/<name>.json; another name keeps a side run from replacing the figures docs/performance.md quotes.
 const RESULT_NAME = process.env.BENCH_NAME ?? 'relay';
-const config = loadConfig();
+const config = loadStackConfig();
 const DEFAULTS = relayDefaults(config);
 const MODES: RelayActivityMode[] = ['session', 'local'];
 const kafka = new Kafka({ clientId: `relay-bench-${process.pid}`, brokers: config.kafka.brokers, logLevel: logLevel.NOTHING });

@@ -1,7 +1,8 @@
+import '../local-stack/apply-stack-env';
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { Kafka, logLevel } from 'kafkajs';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayShardWorkflow } from '../../workflows/relay/contract';
 import { createTestTopic, deleteTopics } from '../../test/kit/kafka';
 import { createTestDatabase, type TestDatabase } from '../../test/kit/database';
@@ -39,7 +40,7 @@ import { waitSpread, workerPidByShard } from './support/shard-spread';
 // 1-worker run of 200,000 events takes minutes.
 
 const quick = process.env.BENCH_QUICK === '1';
-const config = loadConfig();
+const config = loadStackConfig();
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
 const WARMUP_EVENTS = quick ? 4_000 : 20_000;
 const REPEATS = Number(process.env.BENCH_REPEATS ?? (quick ? 1 : 3));

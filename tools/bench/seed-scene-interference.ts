@@ -2,7 +2,7 @@ import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Command } from 'commander';
 import { Client as PgClient, type Pool, type PoolClient } from 'pg';
-import { loadConfig, type Config } from '../../src/config/env';
+import { loadStackConfig, type StackConfig as Config } from '../local-stack/stack-config';
 import { migrate } from '../../src/db/migrate';
 import { createPool, inTransaction } from '../../src/db/pool';
 import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../../src/outbox/queries/fetch-pending-ids';
@@ -195,9 +195,9 @@ interface PhaseRun {
 }
 
 async function main() {
-  const base = loadConfig();
+  const base = loadStackConfig();
   const url = withDatabase(base.database.url, opts.database);
-  const config = loadConfig({ ...process.env, DATABASE_URL: url });
+  const config = loadStackConfig({ ...process.env, DATABASE_URL: url });
   const wanted = opts.phases ? opts.phases.split(',').map((s) => s.trim()) : undefined;
   const phases = wanted ? ALL_PHASES.filter((p) => wanted.includes(p.name)) : ALL_PHASES;
   if (phases.length === 0) throw new Error(`--phases: none of ${opts.phases} is one of ${ALL_PHASES.map((p) => p.name).join(', ')}`);

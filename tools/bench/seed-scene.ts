@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { Client as PgClient, type Pool } from 'pg';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig, type Config } from '../../src/config/env';
+import { loadStackConfig, type StackConfig as Config } from '../local-stack/stack-config';
 import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
 import { CREATE_PENDING_INDEX_SQL } from '../../src/doctor/checks/pending-index';
@@ -197,9 +197,9 @@ function doctorSummary(report: DoctorReport) {
 }
 
 async function main() {
-  const base = loadConfig();
+  const base = loadStackConfig();
   const url = withDatabase(base.database.url, opts.database);
-  const config = loadConfig({ ...process.env, DATABASE_URL: url, RETENTION_SCHEDULE_ID: SCENE_SCHEDULE_ID, RETENTION_TASK_QUEUE: SCENE_SCHEDULE_ID });
+  const config = loadStackConfig({ ...process.env, DATABASE_URL: url, RETENTION_SCHEDULE_ID: SCENE_SCHEDULE_ID, RETENTION_TASK_QUEUE: SCENE_SCHEDULE_ID });
   const shape: SceneShape = { rows: opts.rows, perDay: opts.perDay, pending: opts.pending, parked: opts.parked };
   const batchSize = opts.batchSize ?? config.retention.batchSize;
   const pauseMs = opts.pauseMs ?? config.retention.batchPauseMs;

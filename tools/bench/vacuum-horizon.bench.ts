@@ -1,3 +1,4 @@
+import '../local-stack/apply-stack-env';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -6,13 +7,12 @@ import type { Kafka } from 'kafkajs';
 import { Client } from 'pg';
 import { startWorkerEntry, stopChildWorkers, type ChildWorker } from '../local-stack/child-processes';
 import { waitForPollers } from '../local-stack/wait-for-workers';
-import { loadConfig, type Config } from '../../src/config/env';
+import { loadStackConfig, type StackConfig as Config } from '../local-stack/stack-config';
 import { HEADERS } from '../../src/kafka/message-format';
 import { createKafka } from '../../src/kafka/client';
 import { ensureTopics } from '../../src/kafka/topics';
 import { FETCH_PENDING_IDS_SQL, FROM_THE_BEGINNING } from '../../src/outbox/queries/fetch-pending-ids';
 import { startRelays } from '../../src/outbox/relay-control';
-import { workerEntry } from '../../workers/entries';
 import { createTestTopic, deleteTopics } from '../../test/kit/kafka';
 import { startInProcessRelay, type InProcessRelay } from '../../test/kit/relay-harness';
 import { median, percentile, saveBenchmark } from './support/report';
@@ -20,6 +20,7 @@ import { runBenchmark } from './support/run-benchmark';
 import { uniqueName } from '../../test/kit/ids';
 import { vacuumHorizonChart } from './support/vacuum-horizon-chart';
 import { createTestDatabase, type TestDatabase } from '../../test/kit/database';
+import { exampleConsumerEntry } from '../../examples/payments/worker-entries';
 
 // The relay and the consumer while vacuum is held back (issue 12): the same flow of events twice,
 // once with nothing else running and once with one REPEATABLE READ transaction held open in the
@@ -122,10 +123,10 @@ async function openLane(mode: Mode, base: Config, kafka: Kafka, temporal: Tempor
     CONSUMER_TASK_QUEUE: uniqueName(`bench-vacuum-credit-${mode}`),
     LOG_LEVEL: 'warn',
   };
-  const config = loadConfig(env);
+  const config = loadStackConfig(env);
   await ensureTopics(kafka, config, [config.kafka.deadLetterTopic]);
   await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
-  const consumer = startWorkerEntry(`consumer-worker-${mode}`, workerEntry('consumer'), path.join(config.local.cacheDir, 'logs', 'bench-vacuum-horizon'), env);
+  const consumer = startWorkerEntry(`consumer-worker-${mode}`, exampleConsumerEntry(), path.join(config.local.cacheDir, 'logs', 'bench-vacuum-horizon'), env);
   const relay = await startInProcessRelay(config);
   const relayIds = Array.from({ length: SHARDS }, (_, i) => uniqueName(`bench-vacuum-${mode}-shard-${i}`));
   await waitForPollers(temporal, [config.relay.taskQueue!, config.consumer.taskQueue!], 180_000);
@@ -301,7 +302,7 @@ function summarise(lane: Lane) {
 }
 
 runBenchmark(async () => {
-  const base = loadConfig();
+  const base = loadStackConfig();
   const kafka = createKafka(base, 'bench-vacuum-horizon');
   const connection = await Connection.connect({ address: base.temporal.address });
   const temporal = new TemporalClient({ connection, namespace: base.temporal.namespace });

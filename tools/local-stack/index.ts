@@ -2,4 +2,5 @@
 // folder). For trying the library and for its demo; production brings its own services.
 export { stackUp, stackDown, stackStatus, type ServiceName } from './stack';
 export { cachePaths } from './paths';
+export { loadStackConfig, localStackEnv, type StackConfig } from './stack-config';
 export { workerTargets } from './prometheus';

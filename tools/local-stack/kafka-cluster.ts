@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../src/config/env';
+import type { StackConfig as Config } from './stack-config';
 import { StackError } from './errors';
 import { brokerAnswers, formatNodeStorage, KAFKA_SERVICE, newKafkaClusterId, resolveJars, writeLog4j, writeProperties } from './kafka';
 import type { CachePaths } from './paths';

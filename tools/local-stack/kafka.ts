@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import type { Config } from '../../src/config/env';
+import type { StackConfig as Config } from './stack-config';
 import { PROJECT_ROOT } from '../../src/config/env';
 import { StackError } from './errors';
 import type { CachePaths } from './paths';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
-import type { Config } from '../../src/config/env';
+import type { StackConfig as Config } from './stack-config';
 import { LOCAL_PG_OWNER, LOCAL_PG_WORKER_LOGINS, scramSha256Verifier, type LocalPgLogin } from './local-credentials';
 import type { CachePaths } from './paths';
 

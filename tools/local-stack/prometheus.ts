@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../src/config/env';
+import type { StackConfig as Config } from './stack-config';
 import { PROJECT_ROOT } from '../../src/config/env';
 import { metricsPorts, WORKER_KINDS } from '../../src/observability/worker-ports';
 import { StackError } from './errors';

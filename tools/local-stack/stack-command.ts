@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from './stack-config';
 import { cachePaths } from './paths';
 import { ensurePrometheus, prometheusStatus, stopStackPrometheus } from './prometheus';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack';
@@ -15,7 +15,7 @@ export function registerStackCommands(program: Command) {
     .option('--with <extras...>', 'also start optional services: prometheus (scrapes the workers\' metrics; docs/observability.md)')
     .action(async (opts: { with?: string[]; kafkaBrokers?: string }) => {
       if (opts.kafkaBrokers !== undefined) process.env.LOCAL_KAFKA_BROKERS = opts.kafkaBrokers;
-      const config = loadConfig();
+      const config = loadStackConfig();
       const extras = opts.with ?? [];
       const unknown = extras.filter((e) => e !== 'prometheus');
       if (unknown.length) throw new Error(`unknown optional service ${unknown.join(', ')}: the only one is prometheus`);
@@ -30,7 +30,7 @@ export function registerStackCommands(program: Command) {
     .command('down')
     .description('stop the local services')
     .action(async () => {
-      const config = loadConfig();
+      const config = loadStackConfig();
       const stopped: string[] = (await stopStackPrometheus(cachePaths(config.local.cacheDir))) ? ['prometheus'] : [];
       stopped.push(...(await stackDown(config)));
       say(stopped.length ? `stopped: ${stopped.join(', ')}` : 'nothing was running');
@@ -40,7 +40,7 @@ export function registerStackCommands(program: Command) {
     .command('status')
     .description('what runs where')
     .action(async () => {
-      const config = loadConfig();
+      const config = loadStackConfig();
       const rows: { service: string; mode: string; endpoint: string; pid?: number; listening?: boolean }[] = await stackStatus(config);
       const prometheus = await prometheusStatus(config, cachePaths(config.local.cacheDir));
       if (prometheus.pid || prometheus.listening) rows.push({ service: 'prometheus', mode: 'local', endpoint: `http://127.0.0.1:${config.local.prometheusPort}`, ...prometheus });
@@ -55,7 +55,7 @@ export function registerStackCommands(program: Command) {
     .description('start what is missing, run a command, then stop only what this started')
     .argument('<command...>', 'the command to run, after --')
     .action(async (command: string[]) => {
-      const config = loadConfig();
+      const config = loadStackConfig();
       let started: ServiceName[] = [];
       let code: number;
       try {

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { Config } from '../../src/config/env';
+import type { StackConfig as Config } from './stack-config';
 import { cachePaths, type CachePaths } from './paths';
 import { ensureKafka, kafkaStatus, stopKafka } from './kafka';
 import { clusterNodeNames, ensureKafkaCluster, kafkaClusterStatus, stopKafkaCluster } from './kafka-cluster';

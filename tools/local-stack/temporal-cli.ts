@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../src/config/env';
+import type { StackConfig as Config } from './stack-config';
 import { StackError } from './errors';
 import type { CachePaths } from './paths';
 import { hasCommand } from './toolchain';

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import type { Config } from '../../src/config/env';
+import type { StackConfig as Config } from './stack-config';
 import { StackError } from './errors';
 import type { CachePaths } from './paths';
 import { isListening } from './ports';
 import { runningPid, startDaemon, stopDaemon, waitUntil } from './processes';
-import { ensureSearchAttributes } from './search-attributes';
+import { ensureSearchAttributes } from '../../src/temporal/search-attributes';
 import { TEMPORAL_SERVICE } from './temporal';
 import { ensureTemporalServerBinaries } from './temporal-server/build';
 import { ensureNamespace } from './temporal-server/namespace';

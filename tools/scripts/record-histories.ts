@@ -10,7 +10,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createInboxActivities } from '../../activities/inbox';
 import { createRetentionActivities } from '../../activities/retention';
-import { loadConfig } from '../../src/config/env';
+import { loadStackConfig } from '../local-stack/stack-config';
 import { applyWorkflowRunner } from '../../src/inbox/consume-batch';
 import { HandlerRegistry } from '../../src/inbox/handler';
 import { payloadHash } from '../../src/inbox/payload-hash';
@@ -102,11 +102,11 @@ async function recordRelay(client: Client): Promise<{ name: string; history: His
 
 /** The consumer's workflows: a batch with a repeat and an unknown account, and the per-event one. */
 async function recordCredit(): Promise<{ name: string; history: History }[]> {
-  const config = loadConfig();
+  const config = loadStackConfig();
   const db = await createTestDatabase();
   const taskQueue = uniqueName('histories-credit');
   await db.pool.query('INSERT INTO accounts (account_id) VALUES (1001), (1002)');
-  const credit = paymentConfirmedHandler({ maxCreditAmount: config.consumer.maxCreditAmount });
+  const credit = paymentConfirmedHandler({ maxCreditAmount: 100_000_000_000 });
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   try {
     const worker = await Worker.create({
@@ -156,7 +156,7 @@ async function recordCredit(): Promise<{ name: string; history: History }[]> {
 
 /** One retention run over old published rows, pending rows and old inbox ids. */
 async function recordRetention(client: Client): Promise<{ name: string; history: History }[]> {
-  const config = loadConfig();
+  const config = loadStackConfig();
   const db = await createTestDatabase();
   const taskQueue = uniqueName('histories-retention');
   await db.pool.query(

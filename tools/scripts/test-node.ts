@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
+import { PROJECT_ROOT } from '../../src/config/env';
 import { isNodeLine, nodeBinary, NODE_WHEELS } from '../local-stack/node-release';
 import { cachePaths } from '../local-stack/paths';
+import { loadStackConfig } from '../local-stack/stack-config';
 
 // `npm run test:node -- 22` (or 24): the unit tests and a core subset of the integration and
 // end-to-end tests on that Node line, provisioned into the cache from its sha256-pinned PyPI
@@ -33,7 +34,7 @@ async function main() {
     process.stderr.write(`usage: npm run test:node -- <${Object.keys(NODE_WHEELS).join('|')}> [test files…]\n`);
     process.exit(2);
   }
-  const config = loadConfig();
+  const config = loadStackConfig();
   const node = nodeBinary(line, cachePaths(config.local.cacheDir), (m) => process.stdout.write(`[node] ${m}\n`));
   process.stdout.write(`[node] running on ${node} (v${NODE_WHEELS[line].version})\n`);
   const bin = (pkg: string, file: string) => path.join(PROJECT_ROOT, 'node_modules', pkg, file);

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { PAYMENT_CONFIRMED } from '../../src/config/constants';
+import { PAYMENT_CONFIRMED } from '../../examples/payments/event-types';
 import { enqueue } from '../../src/outbox/enqueue';
 
 export type ProducerKind = 'api' | 'sql';

@@ -1,7 +1,9 @@
+import '../local-stack/apply-stack-env';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { startChildWorker, stopChildWorkers, type ChildWorker } from '../local-stack/child-processes';
+import { EXAMPLE_KEY_FIELD, migrateExample } from '../../examples/migrate';
 import { setUp } from '../../src/setup';
 import { waitForPollers } from '../local-stack/wait-for-workers';
 import { TASK_QUEUES } from '../../src/config/constants';
@@ -47,7 +49,7 @@ export interface SoakResult {
 }
 
 type WorkerKind = 'relay' | 'consumer';
-const ENTRY: Record<WorkerKind, string> = { relay: 'workers/relay.worker.ts', consumer: 'workers/consumer.worker.ts' };
+const ENTRY: Record<WorkerKind, string> = { relay: 'workers/relay.worker.ts', consumer: 'examples/payments/consumer-worker.ts' };
 const SERVICES: CrashableService[] = ['postgres', 'kafka', 'temporal'];
 const ACCOUNTS = Array.from({ length: 50 }, (_, i) => 9000 + i);
 
@@ -88,7 +90,9 @@ export async function runFaultSoak(opts: SoakOptions): Promise<SoakResult> {
   try {
     opts.log(`stack of its own in ${stack.dir}`);
     await stackUp(config, () => undefined);
-    await setUp(config);
+    // As the example's service sets up (examples/setup-command.ts): its key field, then its tables.
+    await setUp(config, { keyField: EXAMPLE_KEY_FIELD });
+    await migrateExample(config.database.url);
     await pool.query('INSERT INTO accounts (account_id) SELECT unnest($1::bigint[])', [ACCOUNTS]);
     supervise('relay');
     supervise('consumer');

@@ -1,4 +1,4 @@
-import type { Config } from '../../src/config/env';
+import type { StackConfig as Config } from '../local-stack/stack-config';
 import { ensureKafka, KAFKA_SERVICE } from '../local-stack/kafka';
 import type { CachePaths } from '../local-stack/paths';
 import { ensurePostgres, PG_SERVICE } from '../local-stack/postgres';

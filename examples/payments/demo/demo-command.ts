@@ -14,7 +14,6 @@ import {
   createPool,
   ensureAuditSchedule,
   ensureRetentionSchedule,
-  loadConfig,
   relayShardCount,
   restartShards,
   setUp,
@@ -24,15 +23,16 @@ import {
   temporalConnectionOptions,
   workerEntry,
   type RelayControlOptions,
-  type WorkerName,
+  type WorkerEntry,
 } from 'temporal-outbox';
-import { cachePaths, stackDown, stackUp, workerTargets, type ServiceName } from '../../../tools/local-stack';
+import { cachePaths, loadStackConfig, localStackEnv, stackDown, stackUp, workerTargets, type ServiceName } from '../../../tools/local-stack';
+import { exampleConsumerEntry, exampleRetentionEntry } from '../worker-entries';
 
 // The same processes and flags as the npm scripts `worker:relay`, `worker:consumer`, `worker:retention`.
-const WORKERS: { name: string; worker: WorkerName }[] = [
-  { name: 'relay-worker', worker: 'relay' },
-  { name: 'consumer-worker', worker: 'consumer' },
-  { name: 'retention-worker', worker: 'retention' },
+const WORKERS: { name: string; entry: () => WorkerEntry }[] = [
+  { name: 'relay-worker', entry: () => workerEntry('relay') },
+  { name: 'consumer-worker', entry: exampleConsumerEntry },
+  { name: 'retention-worker', entry: exampleRetentionEntry },
 ];
 
 export function registerDemoCommand(program: Command) {
@@ -48,10 +48,11 @@ export function registerDemoCommand(program: Command) {
 }
 
 async function runDemo(opts: { rate: number; duration?: number; keepStack?: boolean }): Promise<number> {
-  const config = loadConfig();
+  const config = loadStackConfig();
   const say = (m: string) => console.log(`[demo] ${m}`);
   let started: ServiceName[] = [];
   let workers: ChildWorker[] = [];
+  if (config.database.url === undefined) throw new Error('DATABASE_URL is not set');
   const pool = createPool(config.database.url, { schema: config.database.schema });
   // The first Ctrl-C (or SIGTERM, or the terminal closing) stops the traffic and waits for the
   // pipeline to drain; a second one stops waiting. Either way the workers and the services this
@@ -78,7 +79,9 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     say(`schema, topics and search attributes ready (${setup.migrations.length} library and ${exampleMigrations.length} example migrations applied now)`);
 
     const logDir = path.join(cachePaths(config.local.cacheDir).logs, 'workers');
-    workers = WORKERS.map((w) => startWorkerEntry(w.name, workerEntry(w.worker), logDir, process.env, [], { ownProcessGroup: true }));
+    // Each worker logs in as its own component's user on the local stack.
+    const workerEnv = localStackEnv(process.env, { workerLogins: true });
+    workers = WORKERS.map((w) => startWorkerEntry(w.name, w.entry(), logDir, workerEnv, [], { ownProcessGroup: true }));
     for (const w of workers) say(`${w.name} started (pid ${w.process.pid}, log ${w.logFile})`);
 
     const connection = await Connection.connect(temporalConnectionOptions(config, { connectTimeout: config.temporal.connectTimeoutMs }));

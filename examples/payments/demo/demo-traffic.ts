@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import type { Pool } from 'pg';
-import { confirmPayment, createPayment, inTransaction } from 'temporal-outbox';
+import { inTransaction } from 'temporal-outbox';
+import { confirmPayment } from '../confirm-payment';
+import { createPayment } from '../create-payment';
 
 export const DEMO_ACCOUNT_IDS = Array.from({ length: 20 }, (_, i) => 1001 + i);
 

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { confirmOneDemoPayment, ensureDemoAccounts, runAtRate } from './demo-traffic';
 import { readPipelineStats } from './pipeline-stats';
-import { loadConfig } from '../../../src/config/env';
-import { createPool } from '../../../src/db/pool';
+import { createPool, loadConfig } from 'temporal-outbox';
 
 /**
  * Demo payments only, against services and workers that already run (docker-compose.yml's
@@ -16,7 +15,9 @@ export function registerTrafficCommand(program: Command) {
     .option('--duration <seconds>', 'stop after this many seconds (default: until SIGINT/SIGTERM)', (v) => Number(v))
     .action(async (opts: { rate: number; duration?: number }) => {
       if (!(opts.rate > 0)) throw new Error(`--rate must be a positive number, got ${opts.rate}`);
-      const pool = createPool(loadConfig().database.url, { max: 10 });
+      const url = loadConfig().database.url;
+      if (url === undefined) throw new Error('DATABASE_URL is not set');
+      const pool = createPool(url, { max: 10 });
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());

@@ -1,5 +1,4 @@
-import { integerArrayLiteral, textArrayLiteral } from '../../../src/db/array-literal';
-import type { SqlExecutor } from '../../../src/db/executor';
+import { integerArrayLiteral, textArrayLiteral, type SqlExecutor } from 'temporal-outbox';
 import type { CreditLedgerRow } from './record-credit-ledger';
 
 // The set-based credit and its ledger lines in one statement: one UPDATE per batch (one row

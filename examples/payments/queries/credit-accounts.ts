@@ -1,4 +1,4 @@
-import type { SqlExecutor } from '../../../src/db/executor';
+import type { SqlExecutor } from 'temporal-outbox';
 
 // The one-event credit (the handler's path when a set-based batch had to be split to find the
 // event that spoiled it); the batch path is credit-accounts-with-ledger.ts.

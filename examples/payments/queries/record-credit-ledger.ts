@@ -1,4 +1,4 @@
-import type { SqlExecutor } from '../../../src/db/executor';
+import type { SqlExecutor } from 'temporal-outbox';
 
 // The credits' lines in payments_credit_ledger (what the reconciliation audit sums), written in
 // the handler's transaction, after the inbox row and beside the balance update: a credit is

@@ -7,6 +7,7 @@ import { pruneProcessedEvents } from '../../inbox/prune-processed-events';
 import { TASK_QUEUES } from '../../config/constants';
 import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
 import { REDRIVE_PARKED_EVENTS_WORKFLOW, type RedriveParkedEventsWorkflow, type RedriveResult } from '../../../workflows/inbox/contract';
+import { databaseUrl } from '../../config/resolve';
 
 export function registerInboxCommands(program: Command) {
   const inbox = program.command('inbox').description('the consumer side: parked events and processed-id retention');
@@ -18,8 +19,8 @@ export function registerInboxCommands(program: Command) {
     .option('--consumer <name>', 'only this inbox consumer (default: all)')
     .option('--json', 'one JSON object per line')
     .action(async (opts: { limit: string; consumer?: string; json?: boolean }) => {
-      const { database } = loadConfig();
-      const pool = createPool(database.url, { schema: database.schema, max: 1 });
+      const config = loadConfig();
+      const pool = createPool(databaseUrl(config), { schema: config.database.schema, max: 1 });
       try {
         const rows = await listParkedEvents(pool, { consumer: opts.consumer, limit: Number(opts.limit) });
         if (opts.json) {
@@ -51,7 +52,7 @@ export function registerInboxCommands(program: Command) {
     .requiredOption('--event-id <id>', 'the event id (payload.event_id)')
     .action(async (opts: { eventId: string }) => {
       const config = loadConfig();
-      const pool = createPool(config.database.url, { schema: config.database.schema, max: 1 });
+      const pool = createPool(databaseUrl(config), { schema: config.database.schema, max: 1 });
       const { connection, client } = await connectTemporalClient(config);
       try {
         const found = await withCallDeadline(connection, config, () => findEventWorkflows(pool, client, opts.eventId));
@@ -119,7 +120,7 @@ export function registerInboxCommands(program: Command) {
     .option('--batch-size <n>', 'rows per DELETE', '10000')
     .action(async (opts: { batchSize: string }) => {
       const config = loadConfig();
-      const pool = createPool(config.database.url, { schema: config.database.schema, max: 1 });
+      const pool = createPool(databaseUrl(config), { schema: config.database.schema, max: 1 });
       try {
         const result = await pruneProcessedEvents(pool, { horizonMs: config.inbox.retentionMs, batchSize: Number(opts.batchSize), timeBudgetMs: config.retention.timeBudgetMs });
         console.log(JSON.stringify(result));

@@ -6,11 +6,12 @@ import { readLayout } from '../../outbox/queries/relay-layout';
 import { configuredRelayControl, relayStatuses, reshardRelays, restartShards, startRelays, stopRelays, stuckShards, type RelayControlOptions } from '../../outbox/relay-control';
 import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
 import { pauseShards, redriveThroughShards, resumeShards } from '../../outbox/relay-operator-control';
+import { databaseUrl } from '../../config/resolve';
 
 /** Runs `work` with a Temporal client and a small pool, closing both; its Temporal calls end by TEMPORAL_CALL_TIMEOUT_MS. */
 async function withControl<T>(config: Config, batchSize: number, work: (opts: RelayControlOptions) => Promise<T>): Promise<T> {
   const { connection, client } = await connectTemporalClient(config);
-  const pool = createPool(config.database.url, { schema: config.database.schema, max: 2, ...databaseTimeouts(config) });
+  const pool = createPool(databaseUrl(config), { schema: config.database.schema, max: 2, ...databaseTimeouts(config) });
   try {
     return await withCallDeadline(connection, config, () =>
       work(configuredRelayControl(config, client, pool, { batchSize })),
@@ -99,8 +100,8 @@ export function registerRelayCommands(program: Command) {
     .description('list parked outbox rows (could not be published) with their reason')
     .option('--limit <n>', 'at most this many', positive, 100)
     .action(async (o: { limit: number }) => {
-      const { database } = loadConfig();
-      const pool = createPool(database.url, { schema: database.schema, max: 1 });
+      const config = loadConfig();
+      const pool = createPool(databaseUrl(config), { schema: config.database.schema, max: 1 });
       try {
         const rows = await listParked(pool, o.limit);
         if (rows.length === 0) console.log('no parked rows');

@@ -1,7 +1,9 @@
+import '../../local-stack/apply-stack-env';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, PROJECT_ROOT } from '../../../src/config/env';
+import { PROJECT_ROOT } from '../../../src/config/env';
+import { loadStackConfig } from '../../local-stack/stack-config';
 import { SUITE, type SuiteBenchmark } from './benchmarks';
 import { measuredTable, replaceMarkedBlock } from './measured-table';
 import { TARGETS, type ResultFile } from './targets';
@@ -79,7 +81,7 @@ async function main() {
       outcome.push({ name: b.name, status: `${r.ok ? 'ok' : 'FAILED'} in ${r.seconds} s` });
     }
   }
-  const config = loadConfig();
+  const config = loadStackConfig();
   const table = measuredTable(TARGETS, (file) => readResult(o.resultsDir, file), { shards: config.relay.shards, batchSize: config.relay.batchSize });
   fs.writeFileSync(path.join(o.resultsDir, 'measured.md'), table + '\n');
   const page = path.join(PROJECT_ROOT, 'docs', 'performance.md');

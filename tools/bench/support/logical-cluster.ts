@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { loadConfig } from '../../../src/config/env';
+import { loadStackConfig } from '../../local-stack/stack-config';
 import { cachePaths } from '../../local-stack/paths';
 import { ensurePostgres, stopPostgres } from '../../local-stack/postgres';
 
@@ -34,7 +34,7 @@ async function walLevel(url: string): Promise<string> {
  * restart of the shared one. Returns the configured server unchanged when neither applies.
  */
 export async function logicalCapableCluster(log: (m: string) => void): Promise<BenchCluster> {
-  const config = loadConfig();
+  const config = loadStackConfig();
   const level = await walLevel(config.database.url);
   if (level === 'logical' || !config.database.local || process.env.BENCH_SCRATCH_CLUSTER === '0') {
     return { url: config.database.url, walLevel: level, origin: 'configured', stop: async () => undefined };
@@ -42,7 +42,7 @@ export async function logicalCapableCluster(log: (m: string) => void): Promise<B
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-bench-pg-'));
   fs.chmodSync(dir, 0o755); // the PostgreSQL service account (when we run as root) must reach it
   const port = 23_000 + Math.floor(Math.random() * 2000);
-  const scratch = loadConfig({ ...process.env, OUTBOX_CACHE_DIR: dir, LOCAL_PG_PORT: String(port), DATABASE_URL: undefined });
+  const scratch = loadStackConfig({ ...process.env, OUTBOX_CACHE_DIR: dir, LOCAL_PG_PORT: String(port), DATABASE_URL: undefined });
   const paths = cachePaths(dir);
   log(`the configured PostgreSQL runs with wal_level=${level} (logical from its next start); starting a scratch cluster on port ${port} for this run`);
   await ensurePostgres(scratch, paths, log);

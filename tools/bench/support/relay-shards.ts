@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../../src/config/env';
+import type { StackConfig as Config } from '../../local-stack/stack-config';
 import { endShard } from '../../../src/outbox/relay-control';
 import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, type RelayActivityMode, type RelayShardWorkflow, type RelayStatus } from '../../../workflows/relay/contract';
 import { uniqueName } from '../../../test/kit/ids';

@@ -1,6 +1,6 @@
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../../src/config/constants';
+import { SEARCH_ATTRIBUTES } from '../config/constants';
 
 const TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   Int: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
