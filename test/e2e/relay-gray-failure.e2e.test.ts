@@ -12,8 +12,8 @@ import { readWholeTopic, RelayProcess, startShard, terminateStartedShards, type 
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
 
-// Gray failures of a relay worker's PostgreSQL link, with real worker processes: worker A reaches
-// PostgreSQL through the fault proxy, worker B directly; both reach Kafka and Temporal directly.
+// Gray failures of a relay worker's links, with real worker processes: worker A reaches PostgreSQL
+// (or Kafka) through the fault proxy, worker B reaches everything directly.
 // The bounds are the issue's: the others carry A's shards within 60 s of the fault, A rejoins
 // within 30 s of the heal with no action, nothing is lost and each key's first deliveries stay in
 // order. Measured recovery times are printed (docs/guarantees.md, "Gray failures").
@@ -22,7 +22,7 @@ const REJOIN_BOUND_MS = 30_000;
 const STARTUP_MS = 240_000;
 const KEYS = 32;
 
-describe('relay worker with a black-holed PostgreSQL link', function () {
+describe('relay worker gray failures: a black-holed PostgreSQL link, a reset Kafka link', function () {
   this.timeout(900_000);
   let temporal: { client: Client; connection: Connection };
   let db: TestDatabase;
