@@ -3,6 +3,9 @@ import type { PoolConfig } from 'pg';
 import { createRelayActivities, PendingScanBounds, RelayWorkerRegistry, SessionConnections, type RelayActivities, type RelayActivityDeps } from '../activities/relay';
 import { workflowSpanSinks } from '../src/observability/tracing';
 
+// How long a shutdown waits for this worker's row to be removed before draining anyway.
+const LEAVE_WAIT_MS = 2_000;
+
 export interface RelayWorkerSetOptions {
   connection: NativeConnection;
   namespace: string;
@@ -39,7 +42,7 @@ export interface RelayWorkerSet {
  */
 export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise<RelayWorkerSet> {
   const registry = new RelayWorkerRegistry(opts.deps.pool, opts.taskQueue, opts.workerId);
-  const sessionConnections = new SessionConnections(opts.sessionDatabase, opts.deps.config.database.schema);
+  const sessionConnections = new SessionConnections(opts.sessionDatabase, registry.workerId, opts.deps.config.database.schema, opts.deps.config.links.database);
   const activities = createRelayActivities({ ...opts.deps, registry, sessionConnections }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs), opts.wrapActivities);
   const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds', interceptors: opts.workerOptions?.interceptors };
   // Our bundles carry the OpenTelemetry workflow interceptors, so the sink their spans leave
@@ -49,7 +52,8 @@ export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise
   await registry.join();
   let left: Promise<void> | undefined;
   const shutdown = () => {
-    left ??= registry.leave().finally(() => {
+    // Leaving is one DELETE; on a dead database link it is not waited for (the row expires).
+    left ??= Promise.race([registry.leave(), new Promise<void>((resolve) => setTimeout(resolve, LEAVE_WAIT_MS).unref())]).finally(() => {
       for (const w of [shared, own]) if (w.getState() === 'RUNNING') w.shutdown();
     });
     return left;

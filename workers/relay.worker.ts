@@ -3,14 +3,16 @@ import { PendingListener, type RelayActivities } from '../activities/relay';
 import { TASK_QUEUES } from '../src/config/constants';
 import { workerDatabaseUrl, type Config } from '../src/config/env';
 import { createLogger } from '../src/config/logger';
-import { createPool, databaseTimeouts } from '../src/db/pool';
+import { createPool, databaseTimeouts, endPool } from '../src/db/pool';
 import { createKafka } from '../src/kafka/client';
 import { createRelayProducer } from '../src/kafka/relay-producer';
 import { ensureTopics, eventTopics } from '../src/kafka/topics';
 import { startRelaySamplers } from '../src/observability/relay-samplers';
 import { startWorkerObservability } from '../src/observability/worker-observability';
 import { startMemoryLog } from './memory-log';
+import { kafkaProbe, postgresProbe } from './link-health';
 import { runWorkerMain } from './run-main';
+import { runSteppingAside } from './step-aside';
 import { createRelayWorkerSet } from './relay-worker-set';
 import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { NativeConnection } from '@temporalio/worker';
@@ -42,7 +44,7 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
   const pool = options.pool ?? createPool(workerDatabaseUrl(config, 'relay'), { schema: config.database.schema, max: 10, ...databaseTimeouts(config) });
   // Sessions and the LISTEN need connections of their own, to the database the pool uses.
   const dedicated = options.pool ? poolConnectionSettings(options.pool) : workerDatabaseUrl(config, 'relay');
-  const listener = new PendingListener(dedicated);
+  const listener = new PendingListener(dedicated, config.links.database);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`, logger);
   // Not idempotent, and no retries inside kafkajs: src/kafka/relay-producer.ts says why.
   const producer: Producer = createRelayProducer(kafka);
@@ -53,38 +55,54 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
     await producer.connect();
     const code = await workflowCode(config, require.resolve('../workflows/relay'), observability.tracing.exporting);
     const connection = options.connection ?? (ownConnection = await NativeConnection.connect(temporalConnectionOptions(config)));
-    const workers = await createRelayWorkerSet({
-      connection,
-      namespace: config.temporal.namespace,
-      taskQueue,
-      workflowBundle: { code },
-      deps: { pool, producer, config, listener },
-      sessionDatabase: dedicated,
-      wrapActivities: hooks.wrapActivities,
-      // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
-      shutdownGraceTime: '10 seconds',
-      workerOptions: observability.tracing.workerOptions,
-    });
-    // Running first: a signal that has already aborted then stops running workers.
-    const running = workers.run();
+    const admin = kafka.admin();
+    await admin.connect();
+    const stopped = new AbortController();
     onAbort(options.signal, () => {
       logger.info('stopping: leaving the relay workers, finishing in-flight batches');
-      void workers.shutdown();
+      stopped.abort();
     });
-    logger.info({ pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic }, 'relay worker running');
-    const memoryLog = startMemoryLog(logger, config.relay.memoryLogMs);
+    let memoryLog: ReturnType<typeof startMemoryLog> | undefined;
     try {
-      await running;
+      // A worker that cannot reach PostgreSQL or Kafka leaves the relay workers and stops taking
+      // Temporal tasks until both answer again (workers/step-aside.ts); its shards move meanwhile.
+      await runSteppingAside({
+        start: () =>
+          createRelayWorkerSet({
+            connection,
+            namespace: config.temporal.namespace,
+            taskQueue,
+            workflowBundle: { code },
+            deps: { pool, producer, config, listener },
+            sessionDatabase: dedicated,
+            wrapActivities: hooks.wrapActivities,
+            // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
+            shutdownGraceTime: '10 seconds',
+            workerOptions: observability.tracing.workerOptions,
+          }),
+        onStarted: (workers, first) => {
+          logger.info(
+            { pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic },
+            first ? 'relay worker running' : 'relay worker rejoined',
+          );
+          if (first) memoryLog = startMemoryLog(logger, config.relay.memoryLogMs);
+        },
+        probes: { postgres: postgresProbe(dedicated, config.links.health.timeoutMs), kafka: kafkaProbe(admin, config.kafka.topic) },
+        health: config.links.health,
+        logger,
+        stopped: stopped.signal,
+      });
     } finally {
       memoryLog?.stop();
+      await admin.disconnect().catch(() => undefined);
     }
   } finally {
     await samplers?.stop();
     await observability.close();
     await ownConnection?.close().catch(() => undefined);
     await producer.disconnect().catch(() => undefined);
-    await listener.close();
-    if (!options.pool) await pool.end().catch(() => undefined);
+    await Promise.race([listener.close(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+    if (!options.pool) await endPool(pool);
   }
 }
 

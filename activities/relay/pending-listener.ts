@@ -1,4 +1,5 @@
 import { Client, type ClientConfig } from 'pg';
+import { DEFAULT_LINK_BOUNDS, type LinkBounds } from '../../src/db/pool';
 import { OUTBOX_NOTIFY_CHANNEL, RESCAN_NOTIFY_PAYLOAD } from '../../src/outbox/notify-channel';
 import { concernsShard, parsePendingNotification, type PendingNotification, type ShardOfWaiter } from './pending-notification';
 
@@ -22,8 +23,15 @@ export class PendingListener {
   private readonly recent: PendingNotification[] = [];
   private readonly rescanHandlers: (() => void)[] = [];
 
-  /** `database`: a URL, or a pool's connection settings (a service's own pool). */
-  constructor(private readonly database: string | ClientConfig) {}
+  /**
+   * `database`: a URL, or a pool's connection settings (a service's own pool). `bounds`: connect
+   * timeout and keepalive. LISTEN itself gets no query timeout: the connection idles by design; a
+   * dead one costs only latency, as waits poll anyway.
+   */
+  constructor(
+    private readonly database: string | ClientConfig,
+    private readonly bounds: LinkBounds = DEFAULT_LINK_BOUNDS,
+  ) {}
 
   /** Resolves once LISTEN is active: anything committed after this wakes waiters. */
   async ensureListening(): Promise<void> {
@@ -84,7 +92,12 @@ export class PendingListener {
   }
 
   private async connect(): Promise<Client> {
-    const client = new Client(typeof this.database === 'string' ? { connectionString: this.database } : this.database);
+    const client = new Client({
+      connectionTimeoutMillis: this.bounds.connectTimeoutMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: this.bounds.keepAliveIdleMs,
+      ...(typeof this.database === 'string' ? { connectionString: this.database } : this.database),
+    });
     const drop = () => {
       if (this.client === client) this.client = undefined;
       void client.end().catch(() => undefined);

@@ -7,6 +7,7 @@ import { takeSessionConnection, type SessionConnection } from './session-connect
 import type { SessionConnections } from './session-connections';
 import { SessionEnding } from './session-ending';
 import { watchSessionLifetime } from './session-lifetime';
+import { fenceShardHolder } from '../../src/outbox/queries/fence-shard-holder';
 import { lockShardForSession } from './session-lock';
 import { publishUntilEnded, type SessionSteps } from './session-publish-loop';
 import type { RelaySessionInput, RelaySessionOutput, RelaySessionProgress } from './types';
@@ -49,7 +50,12 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       // fixture's fault injection sees the session's calls too).
       const sessionSteps = steps();
       connection = await takeSessionConnection(sessionConnections, () => ending.end('failed'));
-      if (!(await lockShardForSession(connection.client, shardIndex, ending.signal))) {
+      const fence = async () => {
+        for (const fenced of await fenceShardHolder(deps.pool, registry.relayQueue, shardIndex)) {
+          log.warn('took the shard back from a worker whose lease expired: its session terminated', { shardIndex, workerId: registry.workerId, ...fenced });
+        }
+      };
+      if (!(await lockShardForSession(connection.client, shardIndex, ending.signal, fence))) {
         clean = true;
         return out;
       }

@@ -1,4 +1,7 @@
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { DEFAULT_LINK_BOUNDS, endPool, linkOptions, type LinkBounds } from '../../src/db/pool';
+import { destroyOnReadTimeout } from '../../src/db/read-timeout';
+import { sessionApplicationName } from '../../src/outbox/queries/fence-shard-holder';
 import { DEFAULT_SCHEMA } from '../../src/db/schema';
 import { schemaClientClass } from '../../src/db/schema-client';
 import { pinPollPlan } from '../../src/outbox/queries/poll-plan-settings';
@@ -28,10 +31,23 @@ export class SessionConnections {
   private readonly pool: Pool;
   private readonly pinned = new WeakSet<PoolClient>();
 
-  /** `database`: a URL, or a pool's connection settings (a service's own pool); `schema`: the library's. */
-  constructor(database: string | PoolConfig, schema: string = DEFAULT_SCHEMA) {
+  /**
+   * `database`: a URL, or a pool's connection settings (a service's own pool); `schema`: the
+   * library's. `workerId`: named in each connection's application_name, which is how a fence finds
+   * a dead worker's sessions. `bounds`: connect and query timeouts and keepalive (src/db/pool.ts
+   * `linkOptions`, unless the service's settings name their own); a timed-out connection is destroyed.
+   */
+  constructor(database: string | PoolConfig, workerId: string, schema: string = DEFAULT_SCHEMA, bounds: LinkBounds = DEFAULT_LINK_BOUNDS) {
     const client = schemaClientClass(schema);
-    this.pool = new Pool({ ...(typeof database === 'string' ? { connectionString: database } : database), max: MAX_OPEN, idleTimeoutMillis: KEEP_MS, ...(client ? { Client: client } : {}) });
+    this.pool = new Pool({
+      ...linkOptions(bounds, undefined),
+      ...(typeof database === 'string' ? { connectionString: database } : database),
+      max: MAX_OPEN,
+      idleTimeoutMillis: KEEP_MS,
+      application_name: sessionApplicationName(workerId),
+      ...(client ? { Client: client } : {}),
+    });
+    this.pool.on('connect', destroyOnReadTimeout);
     // A kept connection that breaks: the pool has dropped it already; nothing to report.
     this.pool.on('error', () => undefined);
   }
@@ -61,6 +77,6 @@ export class SessionConnections {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await endPool(this.pool);
   }
 }

@@ -7,12 +7,15 @@ const LOCK_RETRY_MS = 500;
 
 /**
  * Takes the shard's advisory lock on the session's connection, waiting while another session
- * (one Temporal gave up on, finishing its batch) still holds it. False if the session ended
- * before it got the lock.
+ * (one Temporal gave up on, finishing its batch) still holds it. A holder whose worker's lease
+ * has expired is fenced (`fence`: its backend terminated, fence-shard-holder.ts), so a worker
+ * behind a dead link does not keep the shard for ever. False if the session ended before it got
+ * the lock.
  */
-export async function lockShardForSession(client: SqlExecutor, shardIndex: number, ending: AbortSignal): Promise<boolean> {
+export async function lockShardForSession(client: SqlExecutor, shardIndex: number, ending: AbortSignal, fence?: () => Promise<unknown>): Promise<boolean> {
   while (!(await tryShardLock(client, shardIndex))) {
     if (ending.aborted) return false;
+    await fence?.();
     await abortableSleep(LOCK_RETRY_MS, ending);
   }
   return true;

@@ -58,6 +58,15 @@ export class RelayWorkerRegistry {
     return performance.now() - this.lastBeatAt < RELAY_WORKER_TTL_MS ? this.live : [];
   }
 
+  /**
+   * True while this worker's last renewal is younger than the TTL: its row may still be live. A
+   * worker that cannot renew stops vouching for its sessions (session-lifetime.ts) no later than
+   * its row expires, which is when another worker may fence them (fence-shard-holder.ts).
+   */
+  holdsLease(): boolean {
+    return performance.now() - this.lastBeatAt < RELAY_WORKER_TTL_MS;
+  }
+
   /** True while the shard is placed on this worker (minus workers the shard is avoiding) and it is not leaving. */
   owns(shardIndex: number, shardCount: number, avoid: readonly string[] = []): boolean {
     if (this.leaving) return false;

@@ -20,6 +20,11 @@ const DAY = 24 * HOUR;
  */
 export const DEFAULTS: Settings = {
   database: { workerUrls: {}, statementTimeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS, lockTimeoutMs: DEFAULT_LOCK_TIMEOUT_MS, schema: DEFAULT_SCHEMA },
+  links: {
+    database: { connectTimeoutMs: 5_000, queryTimeoutMs: 35_000, keepAliveIdleMs: 5_000 },
+    kafka: { connectionTimeoutMs: 5_000, authenticationTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveIdleMs: 5_000, brokerRoutes: {} },
+    health: { intervalMs: 5_000, timeoutMs: 5_000, failures: 2 },
+  },
   kafka: {
     brokers: ['localhost:9092'],
     topic: 'payments.events',

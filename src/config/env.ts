@@ -43,6 +43,28 @@ const settings = z.object({
   /** The schema holding every object of the library (default temporal_outbox; checked by resolveConfig). */
   OUTBOX_SCHEMA: z.string().optional(),
   /**
+   * Dead links (docs/guarantees.md#dead-links): client-side bounds, because a server that never
+   * receives a query cannot time it out (src/config/settings.ts LinkSettings says what each does).
+   * KAFKA_BROKER_ROUTES: `advertised=reachable` pairs (comma-separated host:port) for brokers
+   * reached through a tunnel or proxy.
+   */
+  DATABASE_CONNECT_TIMEOUT_MS: durationMs.optional(),
+  DATABASE_QUERY_TIMEOUT_MS: durationMs.optional(),
+  DATABASE_KEEPALIVE_IDLE_MS: durationMs.optional(),
+  KAFKA_CONNECTION_TIMEOUT_MS: durationMs.optional(),
+  KAFKA_AUTHENTICATION_TIMEOUT_MS: durationMs.optional(),
+  KAFKA_REQUEST_TIMEOUT_MS: durationMs.optional(),
+  KAFKA_KEEPALIVE_IDLE_MS: durationMs.optional(),
+  KAFKA_BROKER_ROUTES: z
+    .string()
+    .optional()
+    .superRefine((text, ctx) => {
+      for (const problem of brokerRouteProblems(text ?? '')) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  HEALTH_CHECK_INTERVAL_MS: durationMs.optional(),
+  HEALTH_CHECK_TIMEOUT_MS: durationMs.optional(),
+  HEALTH_CHECK_FAILURES: positiveInt.optional(),
+  /**
    * TLS to PostgreSQL for every connection the project opens (libpq's meanings, docs/managed-services.md):
    * added to each database URL that does not carry its own `sslmode`.
    */
@@ -314,6 +336,17 @@ function optionsFromEnv(e: RawEnv, env: Record<string, string>, problems: string
       lockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
       schema: e.OUTBOX_SCHEMA,
     }),
+    links: defined({
+      database: defined({ connectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS, queryTimeoutMs: e.DATABASE_QUERY_TIMEOUT_MS, keepAliveIdleMs: e.DATABASE_KEEPALIVE_IDLE_MS }),
+      kafka: defined({
+        connectionTimeoutMs: e.KAFKA_CONNECTION_TIMEOUT_MS,
+        authenticationTimeoutMs: e.KAFKA_AUTHENTICATION_TIMEOUT_MS,
+        requestTimeoutMs: e.KAFKA_REQUEST_TIMEOUT_MS,
+        keepAliveIdleMs: e.KAFKA_KEEPALIVE_IDLE_MS,
+        brokerRoutes: e.KAFKA_BROKER_ROUTES === undefined ? undefined : parseBrokerRoutes(e.KAFKA_BROKER_ROUTES),
+      }),
+      health: defined({ intervalMs: e.HEALTH_CHECK_INTERVAL_MS, timeoutMs: e.HEALTH_CHECK_TIMEOUT_MS, failures: e.HEALTH_CHECK_FAILURES }),
+    }),
     kafka: defined({
       brokers: e.KAFKA_BROKERS?.split(',').map((b) => b.trim()).filter(Boolean),
       ssl,
@@ -444,6 +477,21 @@ function parseOtlpHeaders(text: string): Record<string, string> {
     }
   }
   return headers;
+}
+
+/** `a:1=b:2,c:3=d:4` → { 'a:1': 'b:2', ... }: where to connect for a broker advertised as a:1. */
+export function parseBrokerRoutes(text: string): Record<string, string> {
+  const pairs = text.split(',').map((p) => p.trim().split('=').map((side) => side.trim()));
+  return Object.fromEntries(pairs.filter((p) => p.length === 2 && p[0] && p[1]));
+}
+
+function brokerRouteProblems(text: string): string[] {
+  const pair = /^[^=,\s]+:\d+=[^=,\s]+:\d+$/;
+  return text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p && !pair.test(p))
+    .map((p) => `KAFKA_BROKER_ROUTES: "${p}" is not advertised-host:port=reachable-host:port`);
 }
 
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,200}$/;

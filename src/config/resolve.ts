@@ -20,6 +20,11 @@ export type Config = Settings & {
 export function resolveConfig(options: OutboxOptions = {}, notices: readonly string[] = []): Config {
   const s: Settings = {
     database: { ...DEFAULTS.database, ...options.database, workerUrls: { ...DEFAULTS.database.workerUrls, ...options.database?.workerUrls } },
+    links: {
+      database: { ...DEFAULTS.links.database, ...options.links?.database },
+      kafka: { ...DEFAULTS.links.kafka, ...options.links?.kafka },
+      health: { ...DEFAULTS.links.health, ...options.links?.health },
+    },
     kafka: { ...DEFAULTS.kafka, ...options.kafka },
     temporal: { ...DEFAULTS.temporal, ...options.temporal },
     relay: { ...DEFAULTS.relay, ...options.relay },

@@ -195,10 +195,35 @@ export interface TracingSettings {
   sampleRatio: number;
 }
 
+/**
+ * Client-side bounds on every link, and the workers' health check (docs/guarantees.md#dead-links,
+ * #stepping-aside): a server that never receives a request cannot time it out.
+ */
+export interface LinkSettings {
+  database: {
+    connectTimeoutMs: number;
+    /** A query unanswered this long fails and its connection is destroyed; never below the pool's statement timeout + 5 s. */
+    queryTimeoutMs: number;
+    /** TCP keepalive starts after this idle time (the kernel sets the probes' interval and count). */
+    keepAliveIdleMs: number;
+  };
+  kafka: {
+    connectionTimeoutMs: number;
+    authenticationTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveIdleMs: number;
+    /** Advertised broker host:port → the host:port to connect to instead (a tunnel, a private endpoint, a fault proxy). */
+    brokerRoutes: Record<string, string>;
+  };
+  /** Relay and consumer workers probe their links this often, each probe bounded, and step aside after `failures` in a row. */
+  health: { intervalMs: number; timeoutMs: number; failures: number };
+}
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Settings {
   database: DatabaseSettings;
+  links: LinkSettings;
   kafka: KafkaSettings;
   temporal: TemporalSettings;
   relay: RelaySettings;
@@ -217,5 +242,5 @@ export interface Settings {
 
 /** A partial of every section: what a service passes to resolveConfig. */
 export type OutboxOptions = {
-  [S in keyof Settings]?: Settings[S] extends string ? Settings[S] : S extends 'database' ? Partial<Omit<DatabaseSettings, 'workerUrls'>> & { workerUrls?: DatabaseSettings['workerUrls'] } : Partial<Settings[S]>;
+  [S in keyof Settings]?: Settings[S] extends string ? Settings[S] : S extends 'database' ? Partial<Omit<DatabaseSettings, 'workerUrls'>> & { workerUrls?: DatabaseSettings['workerUrls'] } : S extends 'links' ? { [K in keyof LinkSettings]?: Partial<LinkSettings[K]> } : Partial<Settings[S]>;
 };

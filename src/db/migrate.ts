@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
 import { PROJECT_ROOT } from '../config/env';
+import { DEFAULT_LINK_BOUNDS } from './pool';
 import { recordKeyField } from './key-field';
 import { DEFAULT_SCHEMA, inSchema, validateSchemaName } from './schema';
 import { findLegacyLayout, LEGACY_KEY_FIELD, upgradeFromPublic } from './upgrade-from-public';
@@ -70,7 +71,15 @@ export async function migrate(databaseUrl: string, options: MigrateOptions | str
   // No statement or lock timeout, on purpose (whatever DATABASE_*_TIMEOUT_MS say): a migration of
   // a large table may run for minutes, and a second runner waits on the advisory lock until the
   // first is done.
-  const client = new Client({ connectionString: databaseUrl, statement_timeout: 0, lock_timeout: 0 });
+  // A connect timeout and keepalive all the same (src/db/pool.ts): a dead link is noticed, not waited on.
+  const client = new Client({
+    connectionString: databaseUrl,
+    statement_timeout: 0,
+    lock_timeout: 0,
+    connectionTimeoutMillis: DEFAULT_LINK_BOUNDS.connectTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: DEFAULT_LINK_BOUNDS.keepAliveIdleMs,
+  });
   await client.connect();
   const applied: Migration[] = [];
   try {

@@ -43,6 +43,12 @@ export interface BatchHandlerDeps {
   fetchAheadMinEvents: number;
   /** True once the consumer is stopping: chunks not yet started are left to the next owner. */
   stopping: () => boolean;
+  /**
+   * Aborted when the consumer steps aside because a link is down (workers/step-aside.ts): the
+   * chunks waiting are given up at once and the group hears nothing more from this member, so it
+   * can leave and the next owner redeliver them (the inbox absorbs what did commit).
+   */
+  abandon?: AbortSignal;
 }
 
 export interface ChunkOutcome {
@@ -116,7 +122,7 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
   return async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     const generation = deps.generation();
-    const owned = () => isRunning() && !isStale() && deps.generation() === generation;
+    const owned = () => isRunning() && !isStale() && deps.generation() === generation && !deps.abandon?.aborted;
     // A chunk not yet started when the consumer stops is left to the next owner.
     const wanted = () => owned() && !deps.stopping();
     const receivedAt = Date.now();
@@ -137,7 +143,7 @@ export function createBatchHandler(deps: BatchHandlerDeps, onChunk?: (outcome: C
       onChunk?.({ ...outcome, highWatermark: batch.highWatermark });
     };
     const ends = chunkEnds(batch.messages.map((m) => eventBytes(m.value)), deps.batchSize, deps.batchMaxBytes);
-    await whileHeartbeating(heartbeat, async () => {
+    await whileHeartbeating(heartbeat, deps.abandon, async () => {
       for (let i = 0, start = 0; i < ends.length; start = ends[i]!, i++) {
         const messages = batch.messages.slice(start, ends[i]);
         const chunk = await untilDone(deps.logger, wanted, () => prepareChunk(deps, batch.topic, batch.partition, messages, receivedAt));
@@ -276,13 +282,22 @@ const KEEPALIVE_HEARTBEAT_MS = 1_000;
  * outage), and a member that falls silent is evicted and its partitions rebalanced, again and
  * again for as long as the outage lasts.
  */
-async function whileHeartbeating<T>(heartbeat: () => Promise<void>, work: () => Promise<T>): Promise<T> {
-  const keepalive = setInterval(() => void heartbeat().catch(() => undefined), KEEPALIVE_HEARTBEAT_MS);
+async function whileHeartbeating<T>(heartbeat: () => Promise<void>, abandon: AbortSignal | undefined, work: () => Promise<T>): Promise<T | undefined> {
+  const beat = () => (abandon?.aborted ? Promise.resolve() : heartbeat().catch(() => undefined));
+  const keepalive = setInterval(() => void beat(), KEEPALIVE_HEARTBEAT_MS);
+  let onAbandon: (() => void) | undefined;
+  const abandoned = new Promise<undefined>((resolve) => {
+    onAbandon = () => resolve(undefined);
+    if (abandon?.aborted) resolve(undefined);
+    abandon?.addEventListener('abort', onAbandon, { once: true });
+  });
   try {
-    return await work();
+    // Given up when the consumer steps aside: the chunk may wait for ever on a dead link.
+    return await Promise.race([work(), abandoned]);
   } finally {
     clearInterval(keepalive);
-    await heartbeat().catch(() => undefined);
+    if (onAbandon) abandon?.removeEventListener('abort', onAbandon);
+    await beat();
   }
 }
 

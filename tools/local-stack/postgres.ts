@@ -26,6 +26,15 @@ const SERVER_SETTINGS = [
   'shared_buffers=512MB',
   'max_wal_size=4GB',
   'checkpoint_timeout=15min',
+  // Dead clients (docs/managed-services.md#dead-connections): a peer that stopped answering is
+  // noticed after 10 s idle + 3 probes 5 s apart = 25 s and its backend ends, releasing its
+  // session locks; a client gone during a long query is noticed every 5 s; a transaction left
+  // idle (a client that died between statements) ends after 10 minutes.
+  'tcp_keepalives_idle=10',
+  'tcp_keepalives_interval=5',
+  'tcp_keepalives_count=3',
+  'client_connection_check_interval=5s',
+  'idle_in_transaction_session_timeout=10min',
   'log_min_messages=warning',
   'log_line_prefix=%m [%p] %d ',
 ];

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import { TASK_QUEUES } from '../../src/config/constants';
 import { workerDatabaseUrl, type Config } from '../../src/config/env';
 import type { Logger } from '../../src/config/logger';
-import { createPool, databaseTimeouts } from '../../src/db/pool';
+import { createPool, databaseTimeouts, endPool } from '../../src/db/pool';
 import { InFlightBatches } from '../../src/inbox/batch-hand-off';
 import { startDeadLetterSweep } from '../../src/inbox/dead-letter-sweep';
 import type { DeadLetterTarget } from '../../src/inbox/deliver-dead-letters';
@@ -42,7 +42,7 @@ export function buildConsumerDeps(config: Config, handlerList: readonly AnyEvent
     kafka: createKafka(config, `credit-consumer-${process.pid}`, logger),
     inFlight: new InFlightBatches(),
     close: async () => {
-      if (!givenPool) await pool.end().catch(() => undefined);
+      if (!givenPool) await endPool(pool);
     },
   };
 }

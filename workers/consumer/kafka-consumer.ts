@@ -18,9 +18,10 @@ export interface ConsumerKafkaSide {
 /**
  * The consumer group member: joins, subscribes to the handlers' topics and turns each batch into
  * chunks applied by applyEventsWorkflow runs (src/inbox/consume-batch.ts). `onGaveUp` is called
- * when kafkajs gives up on the group for good.
+ * when kafkajs gives up on the group for good; `abandon` gives up the chunks waiting when the
+ * worker steps aside (workers/step-aside.ts).
  */
-export async function startConsumerKafkaSide(deps: ConsumerDeps, client: Client, deadLetter: DeadLetterTarget | undefined, onGaveUp: () => void): Promise<ConsumerKafkaSide> {
+export async function startConsumerKafkaSide(deps: ConsumerDeps, client: Client, deadLetter: DeadLetterTarget | undefined, onGaveUp: () => void, abandon?: AbortSignal): Promise<ConsumerKafkaSide> {
   const { config, logger } = deps;
   const consumer = deps.kafka.consumer({
     groupId: config.kafka.consumerGroup,
@@ -77,6 +78,7 @@ export async function startConsumerKafkaSide(deps: ConsumerDeps, client: Client,
       sequence,
       generation: () => generation,
       stopping: () => stopping,
+      abandon,
     },
     (chunk) => {
       recordCommittedLag(chunk);

@@ -1,4 +1,4 @@
-import { proxyLocalActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { RelayActivities } from '../../activities/relay';
 import type { PlaceRelayShardOutput } from '../../activities/relay/types';
 import type { RelayShardInput } from './contract';
@@ -9,6 +9,17 @@ const { placeRelayShard } = proxyLocalActivities<RelayActivities>({
   startToCloseTimeout: '10 seconds',
   localRetryThreshold: '5 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+// Placement as an activity of the shared relay task queue: any relay worker polling it runs it,
+// and a worker that cannot reach PostgreSQL has stepped aside and stops polling
+// (workers/relay.worker.ts), so one sick worker no longer holds every shard's placement. As a
+// local activity it ran on whichever worker ran the workflow task, retried there for ever: kept
+// only for histories recorded before the patch.
+const PLACE_ON_ANY_WORKER = 'relay-placement-on-any-worker';
+const { placeRelayShard: placeOnAnyWorker } = proxyActivities<RelayActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
 });
 
 // A worker whose session timed out is left out of this shard's placement for this long (its row
@@ -25,7 +36,8 @@ export class ShardPlacement {
   async place(): Promise<{ place: PlaceRelayShardOutput; avoid: string[] }> {
     const now = Date.now();
     const avoid = [...this.avoidUntil].filter(([, until]) => until > now).map(([workerId]) => workerId);
-    const place = await placeRelayShard({ shardIndex: this.input.shardIndex, shardCount: this.input.shardCount, avoid });
+    const input = { shardIndex: this.input.shardIndex, shardCount: this.input.shardCount, avoid };
+    const place = patched(PLACE_ON_ANY_WORKER) ? await placeOnAnyWorker(input) : await placeRelayShard(input);
     return { place, avoid };
   }
 

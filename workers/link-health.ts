@@ -1,0 +1,92 @@
+import { Client, type ClientConfig } from 'pg';
+import type { Admin } from 'kafkajs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Config } from '../src/config/env';
+
+/** One dependency's probe: resolves when the link works, rejects (or outlasts the timeout) when not. */
+export type LinkProbe = () => Promise<unknown>;
+
+export interface LinkHealthEvents {
+  /**
+   * `link` failed `failures` probes in a row: the worker steps aside, or says it did not (false:
+   * asked again after the next failed round).
+   */
+  down(link: string, reason: string): boolean | Promise<boolean>;
+  /** Every link answers again: the worker comes back. */
+  up(): void | Promise<void>;
+}
+
+/**
+ * A worker's health check of its links (docs/guarantees.md#stepping-aside): every `intervalMs`
+ * each probe runs, bounded by `timeoutMs`; `failures` failures of one link in a row report it
+ * down, one full round of answers reports every link up again. The events are awaited, so a
+ * step-aside finishes before the next probe round, and never overlap.
+ */
+export function watchLinks(
+  probes: Record<string, LinkProbe>,
+  settings: Config['links']['health'],
+  events: LinkHealthEvents,
+  signal: AbortSignal,
+): Promise<void> {
+  const failed = new Map<string, number>();
+  let down = false;
+  return (async () => {
+    while (!signal.aborted) {
+      await sleep(settings.intervalMs, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) return;
+      const results = await Promise.all(
+        Object.entries(probes).map(async ([link, probe]) => [link, await bounded(probe, settings.timeoutMs)] as const),
+      );
+      for (const [link, error] of results) failed.set(link, error === undefined ? 0 : (failed.get(link) ?? 0) + 1);
+      const failing = results.find(([link, error]) => error !== undefined && (failed.get(link) ?? 0) >= settings.failures);
+      if (!down && failing) {
+        down = await events.down(failing[0], failing[1]!);
+      } else if (down && results.every(([, error]) => error === undefined)) {
+        down = false;
+        await events.up();
+      }
+    }
+  })();
+}
+
+async function bounded(probe: LinkProbe, timeoutMs: number): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs)));
+  try {
+    return await Promise.race([probe().then(() => undefined, (err: Error) => err.message ?? String(err)), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * PostgreSQL: a new connection and `SELECT 1`. A new one, not a pooled one, so the probe says
+ * whether the worker could work now (after a heal that left the old connections dead, new ones
+ * pass), and is never stuck behind the pool's busy connections.
+ */
+export function postgresProbe(database: string | ClientConfig, timeoutMs: number): LinkProbe {
+  return async () => {
+    const options: ClientConfig = {
+      ...(typeof database === 'string' ? { connectionString: database } : database),
+      connectionTimeoutMillis: timeoutMs,
+      query_timeout: timeoutMs,
+      application_name: 'outbox-health-check',
+    };
+    const client = new Client(options);
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+    } catch (err) {
+      // A client stuck on a dead link would wait for its goodbye: its socket is dropped instead.
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      throw err;
+    }
+    await client.end();
+  };
+}
+
+/** Kafka: the topic's metadata from the brokers, through the worker's own client settings (and routes). */
+export function kafkaProbe(admin: Admin, topic: string): LinkProbe {
+  return () => admin.fetchTopicMetadata({ topics: [topic] });
+}
