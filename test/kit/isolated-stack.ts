@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LOCAL_STACK_VARIABLES, loadStackConfig, type StackConfig } from '../../tools/local-stack/stack-config';
+import { LOCAL_STACK_VARIABLES, loadStackConfig, localStackEnv, type StackConfig } from '../../tools/local-stack/stack-config';
 import { cachePaths } from '../../tools/local-stack/paths';
 
 // A stack of its own for tests that break or restart services: its own cache folder and ports,
@@ -50,9 +50,13 @@ export function isolatedStack(opts: { linkKafkaJars?: boolean; shareTemporalCli?
   };
 }
 
-/** The environment for a child process on this stack, without variables that point elsewhere. */
+/**
+ * The environment for a child process on this stack, without variables that point elsewhere, and
+ * with the services this stack provides named (the library reads only the environment). A worker
+ * on the stack's own database logs in as its component's user, as `npm run worker:*` does.
+ */
 export function childEnv(stack: IsolatedStack, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...stack.env, ...extra };
   for (const key of LOCAL_STACK_VARIABLES) if (!(key in extra) && !(key in stack.env)) delete env[key];
-  return env;
+  return localStackEnv(env, { workerLogins: env.DATABASE_URL === undefined });
 }
