@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Pool } from 'pg';
-import { migrate } from '../../src/db/migrate';
+import { migrateWithExample } from './database';
 import { createPool } from '../../src/db/pool';
 import { cachePaths } from '../../tools/local-stack/paths';
 import { ensurePostgres, stopPostgres } from '../../tools/local-stack/postgres';
@@ -40,7 +40,8 @@ export class FailoverRig {
     const stack = isolatedStack();
     const paths = cachePaths(stack.dir);
     await ensurePostgres(stack.config, paths, quiet);
-    await migrate(stack.config.database.url);
+    // The library's schema and the example's tables (the traffic credits accounts).
+    await migrateWithExample(stack.config.database.url);
     const seed = createPool(stack.config.database.url, { max: 1 });
     try {
       await seed.query('INSERT INTO accounts (account_id) SELECT unnest($1::bigint[])', [opts.accounts]);
