@@ -15,8 +15,9 @@ import { loadStackConfig } from '../local-stack/stack-config';
 /**
  * What a new Node line is most likely to break, within CI's budget (about 3 minutes a line): every
  * unit test; the migrations and enqueue on PostgreSQL; tracing (async context); the pipeline end to
- * end (relay and consumer workers on Temporal's native bridge, Kafka); the README's example; and
- * the packed package imported from ESM and CommonJS with its bin.
+ * end (relay and consumer workers on Temporal's native bridge, Kafka); and the README's example.
+ * The packed package's ESM and CommonJS imports run on Node 20 only: packing and installing it
+ * costs about two minutes a line, which CI's 30 minutes do not leave.
  */
 export const CORE_SUBSET = [
   'test/unit/**/*.test.ts',
@@ -25,7 +26,6 @@ export const CORE_SUBSET = [
   'test/integration/traces.integration.test.ts',
   'test/e2e/pipeline.e2e.test.ts',
   'test/e2e/readme-example.e2e.test.ts',
-  'test/e2e/package.e2e.test.ts',
 ];
 
 async function main() {
