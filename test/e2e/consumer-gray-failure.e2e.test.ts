@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadStackConfig } from '../../tools/local-stack/stack-config';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../kit/consumer-harness';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
 import { componentDatabaseUrl, createTestDatabase, type TestDatabase } from '../kit/database';
 import { startFaultProxy, type FaultProxy } from '../kit/fault-proxy';
+import { CreditStream } from '../kit/credit-stream';
 import { uniqueName } from '../kit/ids';
 import { createTestTopic, testKafka } from '../kit/kafka';
 import { eventually } from '../kit/wait';
@@ -23,9 +23,7 @@ describe('consumer with a black-holed PostgreSQL link', function () {
   const processes: ConsumerProcess[] = [];
   const accounts = 60;
   const partitions = 6;
-  const expected = new Map<number, number>();
-  let unique = 0;
-  let producing = true;
+  let stream: CreditStream | undefined;
 
   before(async () => {
     db = await createTestDatabase();
@@ -34,7 +32,7 @@ describe('consumer with a black-holed PostgreSQL link', function () {
     await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [accounts]);
   });
   after(async () => {
-    producing = false;
+    await stream?.stop();
     for (const p of processes) await p.stop('SIGKILL');
     await proxy?.close();
     await topic?.remove();
@@ -49,28 +47,6 @@ describe('consumer with a black-holed PostgreSQL link', function () {
   const creditedAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'batch applied' && (l.time as number) >= since && (l.applied as number) > 0);
   const lastJoinAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'joined consumer group' && (l.time as number) >= since);
 
-  /** About 1,000 events/s with 10 % redeliveries, until told to stop. */
-  async function produceStream() {
-    const producer = testKafka().producer();
-    await producer.connect();
-    const sent: { event_id: string; account_id: number; amount: number }[] = [];
-    while (producing) {
-      const messages = [];
-      for (let i = 0; i < 100; i++) {
-        const isRepeat = sent.length > 0 && i % 10 === 9;
-        const e = isRepeat ? sent[(sent.length * 7) % sent.length]! : { event_id: `gray-${unique}`, account_id: 1 + (unique % accounts), amount: 1 + (unique % 997) };
-        if (!isRepeat) {
-          unique++;
-          sent.push(e);
-          expected.set(e.account_id, (expected.get(e.account_id) ?? 0) + e.amount);
-        }
-        messages.push(wireMessage(e, unique));
-      }
-      await producer.send({ topic: topic.topic, messages });
-      await sleep(100);
-    }
-    await producer.disconnect();
-  }
 
   it('B takes A\'s partitions within 60 s of the fault, A rejoins within 30 s of the heal, balances exact', async () => {
     const link = await proxy.link(uniqueName('consumer-a-pg'), { host: '127.0.0.1', port: loadStackConfig().local.pgPort });
@@ -83,7 +59,7 @@ describe('consumer with a black-holed PostgreSQL link', function () {
     const b = spawnConsumer(env);
     processes.push(a, b);
     await Promise.all([waitUntilRunning(a), waitUntilRunning(b)]);
-    const stream = produceStream();
+    stream = new CreditStream(topic.topic, 'gray', accounts);
     try {
       await eventually('A and B to split the partitions and credit', async () => assignment(a).length > 0 && assignment(b).length > 0 && creditedAfter(a, 0) && creditedAfter(b, 0), 120_000, 250);
 
@@ -102,17 +78,15 @@ describe('consumer with a black-holed PostgreSQL link', function () {
       const rejoin = Date.now() - heal;
       await eventually('A to credit again', async () => creditedAfter(a, heal), 60_000, 250);
 
-      producing = false;
-      await stream;
+      await stream.stop();
       await eventually('the group to consume everything', () => groupCaughtUp(testKafka(), group, topic.topic), 120_000, 500);
       const { rows } = await db.pool.query<{ account_id: string; balance: string }>('SELECT account_id, balance FROM accounts ORDER BY account_id');
-      for (const row of rows) assert.equal(Number(row.balance), expected.get(Number(row.account_id)) ?? 0, `account ${row.account_id}: lost 0, double-applied 0`);
+      for (const row of rows) assert.equal(Number(row.balance), stream.expected.get(Number(row.account_id)) ?? 0, `account ${row.account_id}: lost 0, double-applied 0`);
       const inbox = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events');
-      assert.equal(inbox.rows[0].n, unique);
-      process.stdout.write(`      consumer PostgreSQL black hole: takeover ${takeover} ms after the fault, A rejoined ${rejoin} ms after the heal; ${unique} unique events, balances exact\n`);
+      assert.equal(inbox.rows[0].n, stream.unique);
+      process.stdout.write(`      consumer PostgreSQL black hole: takeover ${takeover} ms after the fault, A rejoined ${rejoin} ms after the heal; ${stream.unique} unique events, balances exact\n`);
     } finally {
-      producing = false;
-      await stream;
+      await stream.stop();
     }
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, wireMessage, type ConsumerProcess } from '../kit/consumer-harness';
+import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
+import { CreditStream } from '../kit/credit-stream';
 import { uniqueName } from '../kit/ids';
 import { createTestTopic, testKafka } from '../kit/kafka';
 import { eventually } from '../kit/wait';
@@ -16,9 +16,7 @@ describe('consumer: workers share partitions; adding a third rebalances with no 
   const partitions = 6;
   const group = uniqueName('scale-group');
   const taskQueue = uniqueName('scale-queue');
-  const expected = new Map<number, number>();
-  let unique = 0;
-  let producing = true;
+  let stream: CreditStream | undefined;
 
   before(async () => {
     db = await createTestDatabase();
@@ -26,7 +24,7 @@ describe('consumer: workers share partitions; adding a third rebalances with no 
     await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [accounts]);
   });
   after(async () => {
-    producing = false;
+    await stream?.stop();
     for (const p of processes) await p.stop('SIGKILL');
     await topic?.remove();
     await db?.drop();
@@ -45,34 +43,12 @@ describe('consumer: workers share partitions; adding a third rebalances with no 
   };
   const creditedAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'batch applied' && (l.time as number) >= since && (l.applied as number) > 0);
 
-  /** A steady stream with 10% redeliveries, until told to stop. */
-  async function produceStream() {
-    const producer = testKafka().producer();
-    await producer.connect();
-    const sent: { event_id: string; account_id: number; amount: number }[] = [];
-    while (producing) {
-      const messages = [];
-      for (let i = 0; i < 100; i++) {
-        const isRepeat = sent.length > 0 && i % 10 === 9;
-        const e = isRepeat ? sent[(sent.length * 7) % sent.length]! : { event_id: `scale-${unique}`, account_id: 1 + (unique % accounts), amount: 1 + (unique % 997) };
-        if (!isRepeat) {
-          unique++;
-          sent.push(e);
-          expected.set(e.account_id, (expected.get(e.account_id) ?? 0) + e.amount);
-        }
-        messages.push(wireMessage(e, unique));
-      }
-      await producer.send({ topic: topic.topic, messages });
-      await sleep(100);
-    }
-    await producer.disconnect();
-  }
 
   it('two workers split six partitions, a third takes its share, balances stay exact', async () => {
     const a = start();
     const b = start();
     await Promise.all([waitUntilRunning(a), waitUntilRunning(b)]);
-    const stream = produceStream();
+    stream = new CreditStream(topic.topic, 'scale', accounts);
 
     await eventually('A and B to split the partitions between them', async () => {
       const [pa, pb] = [latestAssignment(a), latestAssignment(b)];
@@ -90,14 +66,13 @@ describe('consumer: workers share partitions; adding a third rebalances with no 
     const rebalancedAt = Date.now();
     await eventually('all three to credit after the rebalance', async () => [a, b, c].every((p) => creditedAfter(p, rebalancedAt)));
 
-    producing = false;
-    await stream;
+    await stream.stop();
     await eventually('the group to consume everything', () => groupCaughtUp(testKafka(), group, topic.topic));
 
     const { rows } = await db.pool.query<{ account_id: string; balance: string }>('SELECT account_id, balance FROM accounts ORDER BY account_id');
-    for (const row of rows) assert.equal(Number(row.balance), expected.get(Number(row.account_id)) ?? 0, `account ${row.account_id}`);
+    for (const row of rows) assert.equal(Number(row.balance), stream.expected.get(Number(row.account_id)) ?? 0, `account ${row.account_id}`);
     const inbox = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events');
-    assert.equal(inbox.rows[0].n, unique);
-    assert.ok(unique > 1_000, `a real stream went through (${unique} unique events)`);
+    assert.equal(inbox.rows[0].n, stream.unique);
+    assert.ok(stream.unique > 1_000, `a real stream went through (${stream.unique} unique events)`);
   });
 });
