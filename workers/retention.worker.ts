@@ -4,6 +4,7 @@ import type { AuditCheck } from '../src/audit/check';
 import { workerDatabaseUrl, type Config } from '../src/config/env';
 import { createLogger } from '../src/config/logger';
 import { createPool, databaseTimeouts } from '../src/db/pool';
+import { createKafka } from '../src/kafka/client';
 import { startWorkerObservability } from '../src/observability/worker-observability';
 import { runWorkerMain } from './run-main';
 import { createTemporalWorker } from './temporal-worker';
@@ -45,7 +46,11 @@ export async function runRetentionWorker(config: Config, options: RetentionWorke
       {
         taskQueue: config.retention.taskQueue,
         workflowsPath: require.resolve('../workflows/scheduled'),
-        activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config, checks: options.auditChecks }) },
+        activities: {
+          ...createRetentionActivities({ pool, config }),
+          // Kafka only for the audit's read of its topics (no connection until a run reads them).
+          ...createAuditActivities({ pool, config, checks: options.auditChecks, ...(config.audit.readTopics ? { kafka: createKafka(config, 'outbox-audit', logger) } : {}) }),
+        },
         // Runs never overlap (the Schedule skips), so a sweep and a catalog query at most: two
         // sweeps at once would only contend for the same pages and WAL.
         maxConcurrentActivityTaskExecutions: 2,

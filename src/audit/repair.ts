@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '../db/executor';
 import type { TopicEvent } from '../kafka/topic-events-since';
-import type { AuditedConsumer } from './types';
+import { appliedWithoutOutboxRow as appliedWithoutOutbox } from './queries/applied-without-outbox';
+import type { AppliedWithoutOutboxRow, AuditedConsumer } from './types';
 
 // The audit's repair, for what a PostgreSQL failover with asynchronous replication leaves behind
 // (docs/guarantees.md, "PostgreSQL failover"): the promoted replica lacks the primary's last
@@ -20,6 +21,11 @@ import type { AuditedConsumer } from './types';
 //
 // The database's kinds are read in one window of events, on its clock, like the audit's.
 
+export type { AppliedWithoutOutboxRow } from './types';
+
+/** How long before a window an event applied in it may have been created (the audit's default too). */
+export const DEFAULT_CREATED_BEFORE_MARGIN_MS = 3_600_000;
+
 export interface RepairWindow {
   /** Events created (or, for inbox rows, applied) at or after this instant (ISO). */
   since: string;
@@ -32,12 +38,6 @@ export interface UnappliedEvent {
   outboxId: number;
   eventId: string;
   publishedAt: string;
-}
-
-export interface AppliedWithoutOutboxRow {
-  consumer: string;
-  eventId: string;
-  processedAt: string;
 }
 
 /**
@@ -53,21 +53,6 @@ export const UNAPPLIED_EVENTS_SQL = `
      AND NOT EXISTS (SELECT 1 FROM temporal_outbox.inbox_processed_events i WHERE i.consumer = $1 AND i.event_id = o.payload ->> 'event_id')
      AND NOT EXISTS (SELECT 1 FROM temporal_outbox.inbox_parked_events p WHERE p.consumer = $1 AND p.event_id = o.payload ->> 'event_id')
    ORDER BY o.id`;
-
-/**
- * Inbox rows of the consumer applied in the window whose event has no outbox row. Outbox rows
- * are looked for from `since` minus a margin ($4 ms) (an event is created before it
- * is applied); the outbox's event id has no index, so this reads the window's rows once.
- */
-export const APPLIED_WITHOUT_OUTBOX_SQL = `
-  SELECT i.event_id AS "eventId", i.processed_at AS "processedAt"
-    FROM temporal_outbox.inbox_processed_events i
-   WHERE i.consumer = $1
-     AND i.processed_at >= $2::timestamptz AND i.processed_at < $3::timestamptz
-     AND NOT EXISTS (SELECT 1 FROM temporal_outbox.outbox_events o
-                      WHERE o.payload ->> 'event_id' = i.event_id
-                        AND o.created_at >= $2::timestamptz - make_interval(secs => $4::float8 / 1000))
-   ORDER BY i.processed_at, i.event_id`;
 
 /** Back to pending, only rows still marked: a row another run already reset is not counted twice. */
 export const REPUBLISH_SQL = `
@@ -112,8 +97,8 @@ export async function findRepairs(db: SqlExecutor, opts: RepairOptions): Promise
   for (const c of opts.consumers) {
     const gaps = await db.query<{ outboxId: string; eventId: string; publishedAt: Date }>(UNAPPLIED_EVENTS_SQL, [c.consumer, since, until, c.eventTypes]);
     unapplied.push(...gaps.rows.map((r) => ({ consumer: c.consumer, outboxId: Number(r.outboxId), eventId: r.eventId, publishedAt: r.publishedAt.toISOString() })));
-    const orphans = await db.query<{ eventId: string; processedAt: Date }>(APPLIED_WITHOUT_OUTBOX_SQL, [c.consumer, since, until, opts.createdBeforeMarginMs ?? 3_600_000]);
-    appliedWithoutOutboxRow.push(...orphans.rows.map((r) => ({ consumer: c.consumer, eventId: r.eventId, processedAt: r.processedAt.toISOString() })));
+    const orphans = await appliedWithoutOutbox(db, { consumer: c.consumer, from: since, to: until, createdBeforeMarginMs: opts.createdBeforeMarginMs ?? DEFAULT_CREATED_BEFORE_MARGIN_MS, maxListed: null });
+    appliedWithoutOutboxRow.push(...orphans.listed);
   }
   return { window: opts.window, unapplied, appliedWithoutOutboxRow };
 }

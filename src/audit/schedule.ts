@@ -7,7 +7,7 @@ import { AUDIT_WORKFLOW, type AuditInput } from '../../workflows/audit/contract'
 export const AUDIT_RUN_WORKFLOW_ID = 'outbox-audit-run';
 
 export function auditInput(config: Config): AuditInput {
-  return { windowMs: config.audit.windowMs, settleMs: config.audit.settleMs, consumers: config.audit.consumers };
+  return { windowMs: config.audit.windowMs, settleMs: config.audit.settleMs, consumers: config.audit.consumers, readTopics: config.audit.readTopics, maxTopicMessages: config.audit.maxTopicMessages };
 }
 
 export function auditScheduleOptions(config: Config): ScheduleOptions {

@@ -19,6 +19,17 @@ export interface AuditInput {
   consumers?: AuditedConsumer[];
   /** At most this many ids per finding list (the counts are always exact). */
   maxListed?: number;
+  /**
+   * Read the audited consumers' topics over the window and report events only the topic has
+   * (what a failover with asynchronous replication leaves). The worker needs Kafka for it.
+   */
+  readTopics?: boolean;
+  /**
+   * At most about this many messages read per topic and run, from the window's start: a busy
+   * topic's read is cut short there (the report says how much was read) and the next runs, whose
+   * windows start one interval later, read on. Cover interval × peak rate.
+   */
+  maxTopicMessages?: number;
 }
 
 export type AuditSettings = Required<AuditInput>;
@@ -74,6 +85,33 @@ export interface ParkedEvent {
   reason: string;
 }
 
+/** An event a consumer applied (its inbox row, applied in the window) that has no outbox row. */
+export interface AppliedWithoutOutboxRow {
+  consumer: string;
+  eventId: string;
+  processedAt: string;
+}
+
+/** An event on a topic that neither the outbox nor an audited consumer's inbox knows. */
+export interface TopicOnlyEvent {
+  topic: string;
+  eventId: string;
+  partition: number;
+  offset: string;
+  /** The message's timestamp (ISO). */
+  publishedAt: string;
+}
+
+/** One topic of the audited consumers, read over the window. */
+export interface TopicAudit {
+  topic: string;
+  /** Messages published in the window. */
+  inWindow: number;
+  /** Of those, how many this run read (fewer when maxTopicMessages cut it short). */
+  read: number;
+  onTopicOnly: { count: number; listed: TopicOnlyEvent[] };
+}
+
 export interface ConsumerAudit {
   consumer: string;
   eventTypes: string[];
@@ -83,6 +121,8 @@ export interface ConsumerAudit {
   applied: number;
   parked: { count: number; listed: ParkedEvent[] };
   notApplied: { count: number; listed: NotApplied[] };
+  /** Applied in the window (by processed_at) with no outbox row: its producer's transaction was lost. */
+  appliedWithoutOutboxRow: { count: number; listed: AppliedWithoutOutboxRow[] };
 }
 
 export interface OutboxWindowAudit {
@@ -98,6 +138,8 @@ export interface AuditReport {
   settings: AuditSettings;
   outbox: OutboxWindowAudit;
   consumers: ConsumerAudit[];
+  /** The audited consumers' topics, each read over the window; empty when readTopics is off. */
+  topics: TopicAudit[];
   /** The service's own checks (its invariants over its own tables), in registration order. */
   checks: AuditCheckReport[];
   /** True when anything was lost, doubled or changed by hand (parked rows with a reason are not drift). */
@@ -106,5 +148,8 @@ export interface AuditReport {
   durationMs: number;
 }
 
-/** Drift per kind: `notApplied` (the core's delivery proof), then one entry per check, by its name. */
-export type DriftCounts = { notApplied: number } & Record<string, number>;
+/**
+ * Drift per kind: the core's delivery proof (`notApplied`, and what a lost database transaction
+ * leaves: `appliedWithoutOutboxRow`, `onTopicOnly`), then one entry per check, by its name.
+ */
+export type DriftCounts = { notApplied: number; appliedWithoutOutboxRow: number; onTopicOnly: number } & Record<string, number>;

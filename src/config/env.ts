@@ -276,6 +276,10 @@ const settings = z.object({
     .string()
     .regex(/^[^=,|\s]+=[^=,|\s]+(\|[^=,|\s]+)*(,[^=,|\s]+=[^=,|\s]+(\|[^=,|\s]+)*)*$/, 'must look like payments-credit=payment_confirmed,other=type_a|type_b')
     .optional(),
+  /** false: the audit does not read the topics (events only a topic has go unreported; the worker then needs no Kafka). */
+  AUDIT_READ_TOPICS: z.enum(['true', 'false']).optional(),
+  /** At most about this many messages read per topic and audit run. */
+  AUDIT_MAX_TOPIC_MESSAGES: positiveInt.max(100_000_000).optional(),
   /** The doctor fails when the oldest pending outbox row is older than this. */
   DOCTOR_MAX_PENDING_AGE_MS: durationMs.optional(),
   /** The doctor names every session or prepared transaction holding the vacuum horizon longer than this. */
@@ -419,6 +423,8 @@ function optionsFromEnv(e: RawEnv, env: Record<string, string>, problems: string
       interval: e.AUDIT_INTERVAL,
       scheduleId: e.AUDIT_SCHEDULE_ID,
       taskQueue: e.AUDIT_TASK_QUEUE,
+      readTopics: flag(e.AUDIT_READ_TOPICS),
+      maxTopicMessages: e.AUDIT_MAX_TOPIC_MESSAGES,
       // Unset: the inbox this environment names (INBOX_CONSUMER) for the bundled consumer's event type.
       consumers: (e.AUDIT_CONSUMERS ?? `${e.INBOX_CONSUMER ?? DEFAULT_INBOX}=${DEFAULT_AUDITED_TYPE}`).split(',').map((entry) => {
         const [consumer, types] = entry.split('=') as [string, string];

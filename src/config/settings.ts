@@ -167,6 +167,10 @@ export interface AuditSettings {
   taskQueue?: string;
   /** The consumers whose inboxes must hold every published event of the listed types. */
   consumers: { consumer: string; eventTypes: string[] }[];
+  /** Whether each run reads the audited consumers' topics over its window for events only the topic has (needs Kafka). */
+  readTopics: boolean;
+  /** At most about this many messages read per topic and run (from the window's start; later runs read on). */
+  maxTopicMessages: number;
 }
 
 export interface DoctorSettings {

@@ -196,8 +196,9 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     assert.deepEqual(ids(E).map((id) => copies.get(id)), Array(20).fill(3), 'each E event three times: sent unmarked, re-sent and marked in the window, re-sent after the failover');
     assert.deepEqual(ids([...A, ...B, ...C]).map((id) => copies.get(id)), Array(60).fill(1));
 
-    // The scheduled audit's run reports A as published and not applied, by id.
-    const auditConfig = loadConfig({ ...process.env, DATABASE_URL: rig.url, AUDIT_TASK_QUEUE: uniqueName('failover-audit') });
+    // The scheduled audit's run reports every kind by id: A published and not applied, C applied
+    // with no outbox row, B only on the topic.
+    const auditConfig = loadConfig({ ...process.env, DATABASE_URL: rig.url, KAFKA_TOPIC: topic.topic, AUDIT_TASK_QUEUE: uniqueName('failover-audit') });
     const auditWorker = await startAuditWorker(auditConfig);
     let auditedNotApplied: number | undefined;
     try {
@@ -209,12 +210,14 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
       assert.equal(report.drift, true);
       auditedNotApplied = report.driftCounts.notApplied;
       assert.deepEqual(report.consumers[0]!.notApplied.listed.map((n) => n.eventId).sort(), ids(A).sort());
-      assert.deepEqual(report.driftCounts, { notApplied: 20, inboxRowMissing: 0, appliedDiffers: 0, balanceMismatches: 0 });
+      assert.deepEqual(report.consumers[0]!.appliedWithoutOutboxRow.listed.map((n) => n.eventId).sort(), ids(C).sort());
+      assert.deepEqual(report.topics.flatMap((t) => t.onTopicOnly.listed.map((n) => n.eventId)).sort(), ids(B).sort());
+      assert.deepEqual(report.driftCounts, { notApplied: 20, appliedWithoutOutboxRow: 20, onTopicOnly: 20, inboxRowMissing: 0, appliedDiffers: 0, balanceMismatches: 0 });
     } finally {
       await auditWorker.close();
     }
 
-    // `audit repair` finds all three kinds: it re-publishes A and lists C and B for a person.
+    // `audit repair` finds the same three kinds: it re-publishes A and lists C and B for a person.
     const cli = (...args: string[]) =>
       run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), 'audit', 'repair', '--since', testStart, '--settle-ms', '0', '--json', ...args], {
         cwd: PROJECT_ROOT,

@@ -118,7 +118,7 @@ describe('audit (Temporal Schedule) on the real pipeline', function () {
     assert.deepEqual(await driftGauge(), {}, 'no audit ran yet: no drift series');
     const { workflowId, runId, report } = await triggerAuditRun(temporal.client, config.audit.scheduleId);
     clean = report;
-    assert.deepEqual(await driftGauge(), { notApplied: 0, inboxRowMissing: 0, appliedDiffers: 0, balanceMismatches: 0 });
+    assert.deepEqual(await driftGauge(), { notApplied: 0, appliedWithoutOutboxRow: 0, onTopicOnly: 0, inboxRowMissing: 0, appliedDiffers: 0, balanceMismatches: 0 });
     assert.ok(workflowId.startsWith('outbox-audit-run'), workflowId);
     assert.equal(report.drift, false, JSON.stringify(report.driftCounts));
     assert.deepEqual(findings(report), { notApplied: [], inboxRowMissing: [], accounts: [] });
@@ -148,9 +148,9 @@ describe('audit (Temporal Schedule) on the real pipeline', function () {
     // The core proves delivery from the inbox alone: audit-5's inbox row is gone, so it is not
     // applied as far as the library can tell; the example's ledger check says what happened.
     assert.deepEqual(findings(report), { notApplied: ['audit-5', 'audit-lost'], inboxRowMissing: ['audit-5'], accounts: [['3', '7']] });
-    assert.deepEqual(report.driftCounts, { notApplied: 2, inboxRowMissing: 1, appliedDiffers: 0, balanceMismatches: 1 });
+    assert.deepEqual(report.driftCounts, { notApplied: 2, appliedWithoutOutboxRow: 0, onTopicOnly: 0, inboxRowMissing: 1, appliedDiffers: 0, balanceMismatches: 1 });
     // As a metric, outbox_audit_drift{kind}: what alerts page on (tools/local-stack/prometheus/alerts.yml OutboxAuditDrift).
-    assert.deepEqual(await driftGauge(), { notApplied: 2, inboxRowMissing: 1, appliedDiffers: 0, balanceMismatches: 1 });
+    assert.deepEqual(await driftGauge(), { notApplied: 2, appliedWithoutOutboxRow: 0, onTopicOnly: 0, inboxRowMissing: 1, appliedDiffers: 0, balanceMismatches: 1 });
 
     // In the UI: search attributes (list columns, `OutboxAuditStatus = 'drift'`) and current details.
     const handle = temporal.client.workflow.getHandle(workflowId, runId);

@@ -4,6 +4,7 @@ import { createRetentionActivities } from '../../activities/retention';
 import { paymentsAuditChecks } from '../../examples/payments/audit-checks';
 import { workerDatabaseUrl, type Config } from '../../src/config/env';
 import { createPool } from '../../src/db/pool';
+import { createKafka } from '../../src/kafka/client';
 import { temporalConnectionOptions } from '../../src/temporal/connection-options';
 import { componentDatabaseUrl } from './database';
 
@@ -22,7 +23,7 @@ export async function startAuditWorker(config: Config): Promise<{ close(): Promi
     namespace: config.temporal.namespace,
     taskQueue: config.audit.taskQueue,
     workflowBundle: await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows/scheduled'), logger: quietBundlerLogger }),
-    activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config, checks: paymentsAuditChecks }) },
+    activities: { ...createRetentionActivities({ pool, config }), ...createAuditActivities({ pool, config, checks: paymentsAuditChecks, kafka: createKafka(config, 'test-audit') }) },
     shutdownGraceTime: '2 seconds',
   });
   const running = worker.run();

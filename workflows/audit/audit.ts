@@ -16,7 +16,7 @@ const auditQuery = {
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: [AUDIT_FAILURES.invalidInput, ...PROGRAMMING_ERRORS] },
 } satisfies ActivityOptions;
 
-const { planAudit, checkOutboxWindow, checkConsumer, runAuditChecks } = proxyActivities<AuditActivities>(auditQuery);
+const { planAudit, checkOutboxWindow, checkConsumer, checkTopics, runAuditChecks } = proxyActivities<AuditActivities>(auditQuery);
 
 const STATUS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditStatus.name, SearchAttributeType.KEYWORD);
 const FINDINGS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditFindings.name, SearchAttributeType.KEYWORD_LIST);
@@ -24,7 +24,9 @@ const FINDINGS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditFindings.name, 
 /**
  * One audit run, started by the `outbox-audit` Schedule: proves for a window of events
  * that every published event reached every consumer's inbox exactly once or is parked there with
- * a reason, and that the service's own checks (its invariants, src/audit/check.ts) hold. The report (exact event ids and accounts) is
+ * a reason, that no event was applied or published that the outbox no longer records (what a
+ * failover with asynchronous replication leaves), and that the service's own checks (its
+ * invariants, src/audit/check.ts) hold. The report (exact event ids and accounts) is
  * the result; the UI shows it as current details, memo and the OutboxAuditStatus /
  * OutboxAuditFindings search attributes (so `OutboxAuditStatus = 'drift'` lists the bad runs).
  */
@@ -35,9 +37,11 @@ export async function reconciliationWorkflow(input: AuditInput = {}): Promise<Au
   const outbox = await checkOutboxWindow({ window, maxListed: settings.maxListed });
   const consumers = [];
   for (const consumer of settings.consumers) consumers.push(await checkConsumer({ window, consumer, maxListed: settings.maxListed }));
+  // Events the database lost and the topic kept (a failover with asynchronous replication).
+  const topics = settings.readTopics ? await checkTopics({ window, consumers: settings.consumers, maxListed: settings.maxListed, maxTopicMessages: settings.maxTopicMessages }) : [];
   const checks = await runAuditChecks({ window, consumers: settings.consumers, maxListed: settings.maxListed });
-  const counts = driftCounts(consumers, checks);
-  const report: AuditReport = { window, settings, outbox, consumers, checks, drift: hasDrift(counts), driftCounts: counts, durationMs: Date.now() - started };
+  const counts = driftCounts(consumers, checks, topics);
+  const report: AuditReport = { window, settings, outbox, consumers, topics, checks, drift: hasDrift(counts), driftCounts: counts, durationMs: Date.now() - started };
 
   upsertSearchAttributes([
     { key: STATUS, value: report.drift ? 'drift' : 'clean' },
