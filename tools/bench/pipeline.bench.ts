@@ -13,6 +13,7 @@ import { readAppendTimes, readFlights, runLatency, type RunLatency } from './sup
 import { measureCpu, microsPerEvent, postmasterPidOf } from './support/cpu-usage';
 import { median, saveBenchmark } from './support/report';
 import { committedTransactions } from './support/database-activity';
+import { offerCredits, waitCredited } from './support/credit-load';
 import { createTestDatabase } from '../../test/kit/database';
 import { workerEntry } from '../../workers/entries';
 import { exampleConsumerEntry } from '../../examples/payments/worker-entries';
@@ -73,7 +74,6 @@ interface RunRecord {
   pgTransactionsPerEvent: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
 
 async function main() {
@@ -136,30 +136,10 @@ async function main() {
     await startRelays({ client, db: db.pool, taskQueue: config.relay.taskQueue!, batchSize: config.relay.batchSize, workflowId: config.relay.workflowId }, config.relay.shards);
 
     let produced = 0;
-    // 10 events per transaction every 10 ms at 1,000/s.
     const produce = async (seconds: number, tag: string) => {
-      const perTx = 10;
-      const tickMs = (perTx * 1000) / RATE;
-      const start = Date.now();
-      const inflight: Promise<unknown>[] = [];
-      for (let tick = 0; tick * tickMs < seconds * 1000; tick++) {
-        const due = start + tick * tickMs;
-        if (due > Date.now()) await sleep(due - Date.now());
-        const events = Array.from({ length: perTx }, (_, k) => ({ event_id: `${tag}-${tick}-${k}`, type: 'payment_confirmed', account_id: 1 + ((tick * perTx + k) % ACCOUNTS), amount: 100 }));
-        produced += perTx;
-        inflight.push(db.pool.query(`INSERT INTO temporal_outbox.outbox_events (event_type, payload) SELECT 'payment_confirmed', e FROM unnest($1::jsonb[]) AS e`, [events.map((e) => JSON.stringify(e))]));
-      }
-      await Promise.all(inflight);
+      produced += await offerCredits(db.pool, { rate: RATE, seconds, tag, accounts: ACCOUNTS });
     };
-    const drained = async (timeoutMs = 180_000) => {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events');
-        if (rows[0].n >= produced) return;
-        await sleep(250);
-      }
-      throw new Error(`pipeline did not drain in ${timeoutMs / 1000} s`);
-    };
+    const drained = () => waitCredited(db.pool, produced);
 
     // One full-length run before the recorded ones, not recorded. The first recorded run used to
     // pay for the services warming up: in each of the seven committed runs of 2026-12-05 it had

@@ -11,6 +11,7 @@ import { probeKafkaSend } from './support/kafka-send-probe';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { profileRelayHistory } from './support/relay-history-profile';
 import { Relays, relayDefaults } from './support/relay-shards';
+import { throughputRun, type WorkerPool } from './support/relay-throughput';
 import { RelayWorkerProcess } from '../../test/kit/relay-worker-process';
 import { commandLine, median, percentile, saveBenchmark } from './support/report';
 import { uniqueName } from '../../test/kit/ids';
@@ -50,68 +51,10 @@ const kafka = new Kafka({ clientId: `relay-bench-${process.pid}`, brokers: confi
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
 
-/** Worker processes serving one task queue, started once and reused by every run on it. */
-interface WorkerPool {
-  taskQueue: string;
-  processes: RelayWorkerProcess[];
-}
-
 async function startWorkers(db: TestDatabase, topic: string, count: number): Promise<WorkerPool> {
   const taskQueue = uniqueName('bench-relay-tq');
   const processes = Array.from({ length: count }, () => new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue }));
   return { taskQueue, processes };
-}
-
-interface ThroughputOpts {
-  mode: RelayActivityMode;
-  batchSize: number;
-  shards: number;
-}
-
-async function throughputRun(db: TestDatabase, client: Client, workers: WorkerPool, opts: ThroughputOpts, events = EVENTS) {
-  const relays = new Relays(client, workers.taskQueue);
-  try {
-    await db.pool.query(`TRUNCATE temporal_outbox.outbox_events; UPDATE temporal_outbox.outbox_relay_layout SET shard_count = NULL`);
-    // Warm-up: the shards are running, have drained a first few rows and are idle before the
-    // clock starts, so the figure is the relay's, not its start-up's.
-    await relays.start(opts);
-    await insertBacklog(db, 100);
-    await waitDrained(db, 60_000, 'warm-up');
-    await sleep(300);
-    for (const w of workers.processes) w.resetPeakRss();
-    const cpu = measureCpu(() => workers.processes.map((p) => p.child.pid!));
-    const t0 = Date.now();
-    // Committed in 10,000-row transactions while the relays already drain (they wake on NOTIFY).
-    await insertBacklog(db, events);
-    const insertSeconds = (Date.now() - t0) / 1000;
-    await waitDrained(db, 180_000, 'backlog');
-    const seconds = (Date.now() - t0) / 1000;
-    const cpuUsage = cpu.stop();
-    const peakRssMiB = Math.max(...workers.processes.map((w) => w.peakRssMiB() ?? 0));
-    await relays.waitIdle();
-    const eventsPerSecond = Math.round(events / seconds);
-    console.log(
-      `throughput ${opts.mode.padEnd(6)} batch=${opts.batchSize} shards=${opts.shards} workers=${workers.processes.length}: ${eventsPerSecond} events/s ` +
-        `(${events} in ${seconds.toFixed(2)} s; inserts took ${insertSeconds.toFixed(2)} s; ${cpuUsage.coresBusy} of ${cpuUsage.cores} cores busy; ` +
-        `worker peak RSS ${peakRssMiB} MiB; load ${loadAverage()[0]})`,
-    );
-    const cpuMicrosPerEvent = microsPerEvent(cpuUsage.cpuSeconds, events);
-    return {
-      ...opts,
-      workers: workers.processes.length,
-      events,
-      cpuMicrosPerEvent,
-      seconds: +seconds.toFixed(2),
-      insertSeconds: +insertSeconds.toFixed(2),
-      eventsPerSecond,
-      peakRssMiB,
-      cpu: cpuUsage,
-      loadAverage1m: loadAverage()[0],
-      profileShard0: await profileRelayHistory(client, relays.workflowIds[0]!),
-    };
-  } finally {
-    await relays.stop();
-  }
 }
 
 interface LatencyState {
@@ -259,7 +202,7 @@ async function main() {
     // four full runs (2026-12-05 09:52–10:13: first runs 15,532, 18,002, 19,455, 16,521 against
     // medians of 18,377–19,144), most of all right after a stack restart.
     if (WARM_UP_EVENTS > 0) for (const mode of MODES) await throughputRun(db, client, one, { ...DEFAULTS, mode }, WARM_UP_EVENTS);
-    for (let r = 0; r < REPEATS; r++) for (const mode of order(r)) throughput.push(await throughputRun(db, client, one, { ...DEFAULTS, mode }));
+    for (let r = 0; r < REPEATS; r++) for (const mode of order(r)) throughput.push(await throughputRun(db, client, one, { ...DEFAULTS, mode }, EVENTS));
     const runsOf = (mode: RelayActivityMode) => throughput.filter((t) => t.mode === mode);
     /** Median CPU microseconds per event of each process group over a mode's runs. */
     const cpuPerEvent = (mode: RelayActivityMode) => {

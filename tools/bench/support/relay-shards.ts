@@ -12,13 +12,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * compares "the defaults": bench:peer kept the former default mode for a day while bench:relay
  * had moved on.
  */
-export const relayDefaults = (config: Config) => ({ shards: config.relay.shards, batchSize: config.relay.batchSize, mode: 'session' as RelayActivityMode });
+export const relayDefaults = (config: Config) => ({ shards: config.relay.shards, batchSize: config.relay.batchSize, mode: 'session' as RelayActivityMode, drainGraceMs: config.relay.drainGraceMs });
 
 /** Relay shards started by a benchmark under unique workflow ids; stopped when it is done with them. */
 export class Relays {
   readonly workflowIds: string[] = [];
   constructor(private readonly client: Client, private readonly taskQueue: string) {}
-  async start(opts: { shards: number; batchSize: number; mode: RelayActivityMode }) {
+  async start(opts: { shards: number; batchSize: number; mode: RelayActivityMode; drainGraceMs?: number }) {
     for (let i = 0; i < opts.shards; i++) {
       const workflowId = uniqueName(`bench-relay-${opts.mode}-shard-${i}`);
       this.workflowIds.push(workflowId);
@@ -26,7 +26,7 @@ export class Relays {
         taskQueue: this.taskQueue,
         workflowId,
         workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
-        args: [{ shardIndex: i, shardCount: opts.shards, batchSize: opts.batchSize, activityMode: opts.mode }],
+        args: [{ shardIndex: i, shardCount: opts.shards, batchSize: opts.batchSize, activityMode: opts.mode, ...(opts.drainGraceMs !== undefined ? { drainGraceMs: opts.drainGraceMs } : {}) }],
       });
     }
   }
