@@ -44,6 +44,8 @@ const ACCOUNTS = 100;
 const RTT_MS = Number(process.env.BENCH_RTT_MS ?? 20);
 const JITTER_MS = Number(process.env.BENCH_JITTER_MS ?? 5);
 const RESULT_NAME = process.env.BENCH_NAME ?? 'cross-zone';
+// BENCH_PARTS=latency (or throughput) runs one part: a quick look at one candidate setting.
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'throughput,latency').split(',').map((p) => p.trim()));
 const SETTINGS = [
   { name: '0 ms', roundTripMs: 0, jitterMs: 0 },
   { name: `${RTT_MS} ms`, roundTripMs: RTT_MS, jitterMs: JITTER_MS },
@@ -71,85 +73,90 @@ async function main() {
   const children: ChildWorker[] = [];
   const relayProcesses: RelayWorkerProcess[] = [];
   try {
-    // 1. Throughput: one relay worker, its own topic and task queue.
-    const throughputTopic = (await createTestTopic(config.kafka.partitions, { prefix: 'bench-zones', kafka })).topic;
-    topics.push(throughputTopic);
-    const throughputQueue = uniqueName('bench-zones-relay-tq');
-    const throughputWorker = new RelayWorkerProcess({ ...definedOnly(env), ...links.env('relay-throughput'), KAFKA_TOPIC: throughputTopic, RELAY_TASK_QUEUE: throughputQueue });
-    relayProcesses.push(throughputWorker);
-    await throughputWorker.waitUntilRunning(180_000);
-    const pool = { taskQueue: throughputQueue, processes: [throughputWorker] };
     const throughput: { setting: string; eventsPerSecond: number; seconds: number; peakRssMiB: number; loadAverage1m: number | undefined }[] = [];
-    // One unrecorded run at each setting first (JIT, caches, the proxies' first connections).
-    for (const s of SETTINGS) {
-      await links.setRoundTrip(s.roundTripMs, s.jitterMs);
-      await throughputRun(db, client, pool, defaults, quick ? 5_000 : 50_000);
-    }
-    for (let r = 0; r < REPEATS; r++) {
-      for (const s of order(r)) {
+    if (PARTS.has('throughput')) {
+      // 1. Throughput: one relay worker, its own topic and task queue.
+      const throughputTopic = (await createTestTopic(config.kafka.partitions, { prefix: 'bench-zones', kafka })).topic;
+      topics.push(throughputTopic);
+      const throughputQueue = uniqueName('bench-zones-relay-tq');
+      const throughputWorker = new RelayWorkerProcess({ ...definedOnly(env), ...links.env('relay-throughput'), KAFKA_TOPIC: throughputTopic, RELAY_TASK_QUEUE: throughputQueue });
+      relayProcesses.push(throughputWorker);
+      await throughputWorker.waitUntilRunning(180_000);
+      const pool = { taskQueue: throughputQueue, processes: [throughputWorker] };
+      // One unrecorded run at each setting first (JIT, caches, the proxies' first connections).
+      for (const s of SETTINGS) {
         await links.setRoundTrip(s.roundTripMs, s.jitterMs);
-        const t = await throughputRun(db, client, pool, defaults, EVENTS);
-        console.log(`  (that run: ${s.name})`);
-        throughput.push({ setting: s.name, eventsPerSecond: t.eventsPerSecond, seconds: t.seconds, peakRssMiB: t.peakRssMiB, loadAverage1m: t.loadAverage1m });
+        await throughputRun(db, client, pool, defaults, quick ? 5_000 : 50_000);
       }
+      for (let r = 0; r < REPEATS; r++) {
+        for (const s of order(r)) {
+          await links.setRoundTrip(s.roundTripMs, s.jitterMs);
+          const t = await throughputRun(db, client, pool, defaults, EVENTS);
+          console.log(`  (that run: ${s.name})`);
+          throughput.push({ setting: s.name, eventsPerSecond: t.eventsPerSecond, seconds: t.seconds, peakRssMiB: t.peakRssMiB, loadAverage1m: t.loadAverage1m });
+        }
+      }
+      await throughputWorker.kill9();
     }
-    await throughputWorker.kill9();
 
-    // 2. Latency at 1,000 events/s through the whole pipeline: a relay worker and a consumer worker, both across the zone.
-    const topic = (await createTestTopic(config.kafka.partitions, { prefix: 'bench-zones', logAppendTime: true, kafka })).topic;
-    topics.push(topic, `${topic}.dlq`);
-    const pipelineEnv = { ...definedOnly(env), KAFKA_TOPIC: topic, KAFKA_DEAD_LETTER_TOPIC: `${topic}.dlq`, CONSUMER_GROUP: uniqueName('bench-zones'), CONSUMER_TASK_QUEUE: uniqueName('bench-zones-credit'), RELAY_TASK_QUEUE: uniqueName('bench-zones-relay') };
-    await ensureTopics(kafka, loadStackConfig(pipelineEnv));
-    await db.pool.query('TRUNCATE temporal_outbox.outbox_events; UPDATE temporal_outbox.outbox_relay_layout SET shard_count = NULL');
-    await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
-    const relay = new RelayWorkerProcess({ ...pipelineEnv, ...links.env('relay') });
-    relayProcesses.push(relay);
-    const logDir = path.join(config.local.cacheDir, 'logs', uniqueName('bench-zones'));
-    // info: the consumer's 'batch applied' line per workflow carries the stage timestamps.
-    const consumer = startWorkerEntry('consumer', exampleConsumerEntry(), logDir, { ...pipelineEnv, ...links.env('consumer'), LOG_LEVEL: 'info' });
-    children.push(consumer);
-    await relay.waitUntilRunning(180_000);
-    const relays = new Relays(client, pipelineEnv.RELAY_TASK_QUEUE);
-    await relays.start(defaults);
-    let produced = 0;
-    const produce = async (seconds: number, tag: string) => {
-      produced += await offerCredits(db.pool, { rate: RATE, seconds, tag, accounts: ACCOUNTS });
-      await waitCredited(db.pool, produced);
-    };
-    const runs: { setting: string; repeat: number; tag: string; startedAt: number; endedAt: number; loadAverage: number[] }[] = [];
-    // The first run also covers the consumer's start and joining its group (the events wait on the topic meanwhile).
-    for (const s of SETTINGS) {
-      await links.setRoundTrip(s.roundTripMs, s.jitterMs);
-      await produce(WARM_SECONDS + SECONDS, uniqueName('unrecorded'));
-    }
-    for (let r = 0; r < REPEATS; r++) {
-      for (const s of order(r)) {
-        await links.setRoundTrip(s.roundTripMs, s.jitterMs);
-        await produce(WARM_SECONDS, uniqueName('warm'));
-        const tag = `run${runs.length}`;
-        const load = loadAverage();
-        const runStart = Date.now();
-        await produce(SECONDS, tag);
-        runs.push({ setting: s.name, repeat: r, tag, startedAt: runStart, endedAt: Date.now(), loadAverage: load });
-        console.log(`latency run ${runs.length} (${s.name}) done; load ${load.join(' ')}`);
-      }
-    }
-    await relays.stop();
-    await links.setRoundTrip(0);
-    const appended = await readAppendTimes(kafka, topic, uniqueName('bench-zones-reader'), produced);
-    const flights = readFlights(consumer.logFile);
     const latency: (RunLatency & { setting: string; repeat: number; loadAverage: number[] })[] = [];
-    for (const r of runs) {
-      const l = await runLatency(db.pool, r.tag, appended, flights, r.startedAt, r.endedAt);
-      latency.push({ setting: r.setting, repeat: r.repeat, loadAverage: r.loadAverage, ...l });
-      const st = l.stages;
-      console.log(
-        `${r.setting} #${r.repeat + 1}: on Kafka p50 ${l.onKafka.p50Ms} / p99 ${l.onKafka.p99Ms} ms; credited p50 ${l.credited.p50Ms} / p99 ${l.credited.p99Ms} ms; ` +
-          `stages p50 (p99): relay ${st.relay.p50Ms} (${st.relay.p99Ms}), Kafka → consumer ${st.kafkaToConsumer.p50Ms} (${st.kafkaToConsumer.p99Ms}), wait for a flight ${st.waitForFlight.p50Ms} (${st.waitForFlight.p99Ms}), workflow start → credit ${st.workflowStartToCredit.p50Ms} (${st.workflowStartToCredit.p99Ms}); ${l.eventsPerWorkflow} events per workflow`,
-      );
+    let balancesExact: boolean | undefined;
+    if (PARTS.has('latency')) {
+      // 2. Latency at 1,000 events/s through the whole pipeline: a relay worker and a consumer worker, both across the zone.
+      const topic = (await createTestTopic(config.kafka.partitions, { prefix: 'bench-zones', logAppendTime: true, kafka })).topic;
+      topics.push(topic, `${topic}.dlq`);
+      const pipelineEnv = { ...definedOnly(env), KAFKA_TOPIC: topic, KAFKA_DEAD_LETTER_TOPIC: `${topic}.dlq`, CONSUMER_GROUP: uniqueName('bench-zones'), CONSUMER_TASK_QUEUE: uniqueName('bench-zones-credit'), RELAY_TASK_QUEUE: uniqueName('bench-zones-relay') };
+      await ensureTopics(kafka, loadStackConfig(pipelineEnv));
+      await db.pool.query('TRUNCATE temporal_outbox.outbox_events; UPDATE temporal_outbox.outbox_relay_layout SET shard_count = NULL');
+      await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [ACCOUNTS]);
+      const relay = new RelayWorkerProcess({ ...pipelineEnv, ...links.env('relay') });
+      relayProcesses.push(relay);
+      const logDir = path.join(config.local.cacheDir, 'logs', uniqueName('bench-zones'));
+      // info: the consumer's 'batch applied' line per workflow carries the stage timestamps.
+      const consumer = startWorkerEntry('consumer', exampleConsumerEntry(), logDir, { ...pipelineEnv, ...links.env('consumer'), LOG_LEVEL: 'info' });
+      children.push(consumer);
+      await relay.waitUntilRunning(180_000);
+      const relays = new Relays(client, pipelineEnv.RELAY_TASK_QUEUE);
+      await relays.start(defaults);
+      let produced = 0;
+      const produce = async (seconds: number, tag: string) => {
+        produced += await offerCredits(db.pool, { rate: RATE, seconds, tag, accounts: ACCOUNTS });
+        await waitCredited(db.pool, produced);
+      };
+      const runs: { setting: string; repeat: number; tag: string; startedAt: number; endedAt: number; loadAverage: number[] }[] = [];
+      // The first run also covers the consumer's start and joining its group (the events wait on the topic meanwhile).
+      for (const s of SETTINGS) {
+        await links.setRoundTrip(s.roundTripMs, s.jitterMs);
+        await produce(WARM_SECONDS + SECONDS, uniqueName('unrecorded'));
+      }
+      for (let r = 0; r < REPEATS; r++) {
+        for (const s of order(r)) {
+          await links.setRoundTrip(s.roundTripMs, s.jitterMs);
+          await produce(WARM_SECONDS, uniqueName('warm'));
+          const tag = `run${runs.length}`;
+          const load = loadAverage();
+          const runStart = Date.now();
+          await produce(SECONDS, tag);
+          runs.push({ setting: s.name, repeat: r, tag, startedAt: runStart, endedAt: Date.now(), loadAverage: load });
+          console.log(`latency run ${runs.length} (${s.name}) done; load ${load.join(' ')}`);
+        }
+      }
+      await relays.stop();
+      await links.setRoundTrip(0);
+      const appended = await readAppendTimes(kafka, topic, uniqueName('bench-zones-reader'), produced);
+      const flights = readFlights(consumer.logFile);
+      for (const r of runs) {
+        const l = await runLatency(db.pool, r.tag, appended, flights, r.startedAt, r.endedAt);
+        latency.push({ setting: r.setting, repeat: r.repeat, loadAverage: r.loadAverage, ...l });
+        const st = l.stages;
+        console.log(
+          `${r.setting} #${r.repeat + 1}: on Kafka p50 ${l.onKafka.p50Ms} / p99 ${l.onKafka.p99Ms} ms; credited p50 ${l.credited.p50Ms} / p99 ${l.credited.p99Ms} ms; ` +
+            `stages p50 (p99): relay ${st.relay.p50Ms} (${st.relay.p99Ms}), Kafka → consumer ${st.kafkaToConsumer.p50Ms} (${st.kafkaToConsumer.p99Ms}), wait for a flight ${st.waitForFlight.p50Ms} (${st.waitForFlight.p99Ms}), workflow start → credit ${st.workflowStartToCredit.p50Ms} (${st.workflowStartToCredit.p99Ms}); ${l.eventsPerWorkflow} events per workflow`,
+        );
+      }
+      const { rows: balance } = await db.pool.query('SELECT sum(balance)::bigint AS total FROM accounts');
+      balancesExact = Number(balance[0].total) === produced * 100;
     }
-    const { rows: balance } = await db.pool.query('SELECT sum(balance)::bigint AS total FROM accounts');
-    const balancesExact = Number(balance[0].total) === produced * 100;
 
     const med = (xs: number[]) => Math.round(median(xs));
     const bySetting = SETTINGS.map((s) => {
