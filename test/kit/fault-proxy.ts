@@ -47,7 +47,12 @@ export interface FaultLink {
 }
 
 export interface FaultProxy {
-  link(name: string, upstream: { host: string; port: number }): Promise<FaultLink>;
+  /**
+   * `forgetting: false` leaves the gate out (the worker connects to Toxiproxy itself): nothing of
+   * the link's traffic passes through this process, and a heal can only keep old connections
+   * alive. For a benchmark that only adds latency.
+   */
+  link(name: string, upstream: { host: string; port: number }, opts?: { forgetting?: boolean }): Promise<FaultLink>;
   close(): Promise<void>;
 }
 
@@ -67,11 +72,12 @@ export async function startFaultProxy(opts: { log?: (m: string) => void } = {}):
   }
   const gates: ForgettingGate[] = [];
   return {
-    async link(name, upstream) {
+    async link(name, upstream, linkOpts = {}) {
       const proxied = await api.createProxy(name, `${upstream.host}:${upstream.port}`);
+      if (linkOpts.forgetting === false) return new ToxiproxyLink(name, api, proxied);
       const gate = await ForgettingGate.start(proxied);
       gates.push(gate);
-      return new ToxiproxyLink(name, api, gate);
+      return new ToxiproxyLink(name, api, proxied, gate);
     },
     async close() {
       for (const gate of gates) await gate.close();
@@ -88,10 +94,11 @@ class ToxiproxyLink implements FaultLink {
   constructor(
     readonly name: string,
     private readonly api: ToxiproxyApi,
-    private readonly gate: ForgettingGate,
+    proxied: { host: string; port: number },
+    private readonly gate?: ForgettingGate,
   ) {
     this.host = '127.0.0.1';
-    this.port = gate.port;
+    this.port = gate?.port ?? proxied.port;
   }
 
   get address() {
@@ -115,12 +122,15 @@ class ToxiproxyLink implements FaultLink {
   }
 
   async heal(opts: { oldConnections: 'dead' | 'alive' }) {
-    if (opts.oldConnections === 'dead') this.gate.forgetOpenConnections();
+    if (opts.oldConnections === 'dead') {
+      if (!this.gate) throw new Error(`link ${this.name} has no gate: it cannot leave old connections dead`);
+      this.gate.forgetOpenConnections();
+    }
     for (const toxic of this.toxics.splice(0)) await this.api.removeToxic(this.name, toxic);
   }
 
   frozenConnections() {
-    return this.gate.frozenCount();
+    return this.gate?.frozenCount() ?? 0;
   }
 
   private async add(type: string, attributes: Record<string, number>, direction: Direction = 'both') {

@@ -34,7 +34,8 @@ export async function startZoneLinks(proxy: FaultProxy, config: StackConfig, bas
   const links: FaultLink[] = [];
   const envs = new Map<string, Record<string, string>>();
   const link = async (worker: string, service: string, address: string) => {
-    const l = await proxy.link(uniqueName(`${worker}-${service}`), hostPort(address));
+    // Toxiproxy alone (no gate in this process): the workers' traffic costs the benchmark's process nothing.
+    const l = await proxy.link(uniqueName(`${worker}-${service}`), hostPort(address), { forgetting: false });
     links.push(l);
     return l;
   };
