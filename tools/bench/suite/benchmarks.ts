@@ -25,4 +25,5 @@ export const SUITE: SuiteBenchmark[] = [
   { name: 'peer', resultFile: 'peer', file: 'tools/bench/peer.bench.ts', npmScript: 'bench:peer', quickEnv: { BENCH_QUICK: '1' }, fullEnv: {} },
   { name: 'scaling', resultFile: 'scaling', file: 'tools/bench/scaling.bench.ts', npmScript: 'bench:scaling', quickEnv: { BENCH_QUICK: '1' }, fullEnv: {} },
   { name: 'consumer scaling', resultFile: 'consumer-scaling', file: 'tools/bench/consumer-scaling.bench.ts', npmScript: 'bench:consumer-scaling', quickEnv: { BENCH_QUICK: '1' }, fullEnv: {} },
+  { name: 'cross-zone', resultFile: 'cross-zone', file: 'tools/bench/cross-zone.bench.ts', npmScript: 'bench:zones', quickEnv: { BENCH_QUICK: '1', BENCH_EVENTS: '5000' }, fullEnv: {} },
 ];
