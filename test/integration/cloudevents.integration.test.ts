@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { context, SpanKind, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Client, Connection } from '@temporalio/client';
 import { CloudEvent, Kafka as CloudEventsKafka, type KafkaMessage } from 'cloudevents';
 import { loadConfig, type Config } from '../../src/config/env';
@@ -26,6 +28,7 @@ for (const mode of ['binary', 'structured'] as const) {
     let temporal: { client: Client; connection: Connection };
     let config: Config;
     const stop = new AbortController();
+    const exporter = new InMemorySpanExporter();
     let workers: Promise<unknown>;
 
     before(async () => {
@@ -49,7 +52,8 @@ for (const mode of ['binary', 'structured'] as const) {
         LOG_LEVEL: 'warn',
         OTEL_EXPORTER_OTLP_ENDPOINT: '',
       });
-      workers = Promise.all([runRelayWorker(config, { signal: stop.signal }), runConsumerWorker(config, { handlers: exampleHandlers(process.env), signal: stop.signal })]);
+      const spanProcessor = new SimpleSpanProcessor(exporter);
+      workers = Promise.all([runRelayWorker(config, { signal: stop.signal, spanProcessor }), runConsumerWorker(config, { handlers: exampleHandlers(process.env), signal: stop.signal, spanProcessor })]);
       workers.catch(() => undefined);
       const admin = testKafka().admin();
       await admin.connect();
@@ -74,8 +78,13 @@ for (const mode of ['binary', 'structured'] as const) {
     const inboxRows = async (eventId: string) => (await db.pool.query('SELECT 1 FROM temporal_outbox.inbox_processed_events WHERE event_id = $1', [eventId])).rowCount;
     const parked = async () => (await db.pool.query<{ reason: string }>('SELECT reason FROM temporal_outbox.inbox_parked_events ORDER BY kafka_offset')).rows.map((r) => r.reason);
 
-    it('the SDK reads the event our relay published: id, type, source, time (the row’s created_at), data, key; our consumer credits it', async () => {
-      const { eventId } = await inTransaction(db.pool, (c) => enqueue(c, { eventType: 'payment_confirmed', key: '7', payload: { type: 'payment_confirmed', account_id: 7, amount: 1000 } }));
+    it('the SDK reads the event our relay published: id, type, source, time (the row’s created_at), data, key, trace; our consumer credits it in the same trace', async () => {
+      const producerSpan = trace.getTracer('test-producer').startSpan('confirm payment', { kind: SpanKind.SERVER });
+      const traceId = producerSpan.spanContext().traceId;
+      const { eventId } = await context.with(trace.setSpan(context.active(), producerSpan), () =>
+        inTransaction(db.pool, (c) => enqueue(c, { eventType: 'payment_confirmed', key: '7', payload: { type: 'payment_confirmed', account_id: 7, amount: 1000 } })),
+      );
+      producerSpan.end();
       const created = await db.pool.query<{ created_at: string; payload: Record<string, unknown> }>(
         `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at, payload FROM temporal_outbox.outbox_events WHERE payload ->> 'event_id' = $1`,
         [eventId],
@@ -96,6 +105,20 @@ for (const mode of ['binary', 'structured'] as const) {
       assert.equal(event.time, created.rows[0]!.created_at);
       assert.deepEqual(event.data, created.rows[0]!.payload);
       assert.equal(await inboxRows(eventId), 1);
+
+      // The trace crosses the outbox hop as in the plain format: the Kafka header names the relay's
+      // send span, the consumer's process span is its child; the CloudEvents tracing extension
+      // carries the context the event was created in (the enqueue span).
+      const spans = exporter.getFinishedSpans().filter((sp) => sp.spanContext().traceId === traceId);
+      const enqueueSpan = spans.find((sp) => sp.name === 'outbox enqueue payment_confirmed')!;
+      const send = spans.find((sp) => sp.name === `send ${topic.topic}`)!;
+      assert.ok(enqueueSpan && send, `enqueue and send spans in the trace (got ${spans.map((sp) => sp.name).join(', ')})`);
+      assert.equal(message.headers.traceparent, `00-${traceId}-${send.spanContext().spanId}-01`);
+      assert.equal(event.traceparent, `00-${traceId}-${enqueueSpan.spanContext().spanId}-01`);
+      await eventually('the process span ended', async () => exporter.getFinishedSpans().some((sp) => sp.name === `process ${topic.topic}` && sp.spanContext().traceId === traceId), 30_000);
+      const processSpan = exporter.getFinishedSpans().find((sp) => sp.name === `process ${topic.topic}` && sp.spanContext().traceId === traceId)!;
+      assert.equal(processSpan.parentSpanId, send.spanContext().spanId);
+      assert.equal(processSpan.attributes['messaging.message.id'], eventId);
     });
 
     it('our consumer applies events the SDK wrote, each once though delivered twice; a malformed CloudEvent is parked with its reason, the next good one still credited', async () => {
