@@ -26,16 +26,14 @@ export interface PlainMessage {
  * event was created in (the enqueue span the row recorded) — what that extension describes.
  */
 export function encodeCloudEvent(mode: CloudEventsMode, settings: ResolvedCloudEvents, m: PlainMessage): { value: string; headers: Record<string, string> } {
-  const headers = { ...m.headers };
+  // The caller's own object (toKafkaMessage builds it per message): changed in place, not copied.
+  const headers = m.headers;
   // A producer may set source, subject, dataschema and extensions per event with `ce_` row headers.
-  const given = (name: string): string | undefined => headers[ATTRIBUTE_HEADER_PREFIX + name];
-  const optional: Record<string, string | undefined> = {
-    subject: given('subject') ?? (settings.subject === 'key' ? m.key : undefined),
-    dataschema: given('dataschema') ?? settings.dataSchemas[m.eventType],
-    traceparent: given('traceparent') ?? headers[TRACE_HEADERS.traceparent],
-    tracestate: given('tracestate') ?? headers[TRACE_HEADERS.tracestate],
-  };
-  const source = given('source') ?? settings.source;
+  const source = headers[CE_HEADERS.source] ?? settings.source;
+  const subject = headers[CE_HEADERS.subject] ?? (settings.subject === 'key' ? m.key : undefined);
+  const dataschema = headers[CE_HEADERS.dataschema] ?? settings.dataSchemas[m.eventType];
+  const traceparent = headers.ce_traceparent ?? headers[TRACE_HEADERS.traceparent];
+  const tracestate = headers.ce_tracestate ?? headers[TRACE_HEADERS.tracestate];
 
   if (mode === 'binary') {
     headers[CE_HEADERS.specversion] = SPEC_VERSION;
@@ -43,24 +41,31 @@ export function encodeCloudEvent(mode: CloudEventsMode, settings: ResolvedCloudE
     headers[CE_HEADERS.source] = source;
     headers[CE_HEADERS.type] = m.eventType;
     headers[CE_HEADERS.time] = m.createdAt;
-    for (const [name, value] of Object.entries(optional)) if (value !== undefined) headers[ATTRIBUTE_HEADER_PREFIX + name] = value;
+    if (subject !== undefined) headers[CE_HEADERS.subject] = subject;
+    if (dataschema !== undefined) headers[CE_HEADERS.dataschema] = dataschema;
+    if (traceparent !== undefined) headers.ce_traceparent = traceparent;
+    if (tracestate !== undefined) headers.ce_tracestate = tracestate;
     headers[CONTENT_TYPE_HEADER] = CONTENT_TYPES.json;
     return { value: m.value, headers };
   }
 
   // Structured: the attributes move from `ce_` headers into the envelope; the payload is spliced
   // in as the text it already is (parsing and re-serialising it would cost more than the rest).
-  const attributes: Record<string, string> = {};
-  for (const name of Object.keys(headers)) {
+  let envelope = `{"specversion":"${SPEC_VERSION}","id":${JSON.stringify(m.eventId)},"source":${JSON.stringify(source)},"type":${JSON.stringify(m.eventType)},"time":${JSON.stringify(m.createdAt)},"datacontenttype":"${CONTENT_TYPES.json}"`;
+  if (subject !== undefined) envelope += `,"subject":${JSON.stringify(subject)}`;
+  if (dataschema !== undefined) envelope += `,"dataschema":${JSON.stringify(dataschema)}`;
+  if (traceparent !== undefined) envelope += `,"traceparent":${JSON.stringify(traceparent)}`;
+  if (tracestate !== undefined) envelope += `,"tracestate":${JSON.stringify(tracestate)}`;
+  for (const name in headers) {
     if (!name.startsWith(ATTRIBUTE_HEADER_PREFIX)) continue;
     const attribute = name.slice(ATTRIBUTE_HEADER_PREFIX.length);
-    if (ATTRIBUTE_NAME.test(attribute) && !RELAY_OWNED_ATTRIBUTES.has(attribute) && attribute !== 'source') attributes[attribute] = headers[name]!;
+    if (ATTRIBUTE_NAME.test(attribute) && !SET_HERE.has(attribute)) envelope += `,"${attribute}":${JSON.stringify(headers[name])}`;
     delete headers[name];
   }
-  for (const [name, value] of Object.entries(optional)) if (value !== undefined) attributes[name] = value;
-  let envelope = `{"specversion":"${SPEC_VERSION}","id":${JSON.stringify(m.eventId)},"source":${JSON.stringify(source)},"type":${JSON.stringify(m.eventType)},"time":${JSON.stringify(m.createdAt)},"datacontenttype":"${CONTENT_TYPES.json}"`;
-  for (const [name, value] of Object.entries(attributes)) envelope += `,"${name}":${JSON.stringify(value)}`;
   envelope += `,"data":${m.value}}`;
   headers[CONTENT_TYPE_HEADER] = CONTENT_TYPES.structuredJson;
   return { value: envelope, headers };
 }
+
+/** Attributes a structured envelope gets from above, never a second time from a `ce_` header. */
+const SET_HERE: ReadonlySet<string> = new Set([...RELAY_OWNED_ATTRIBUTES, 'source', 'subject', 'dataschema', 'traceparent', 'tracestate']);
