@@ -15,7 +15,7 @@ export type { EventBatch, EventBatchResult };
  * The inbox's activities. Both are idempotent by construction: the inbox row and the effect
  * commit together, so Temporal may retry them (or a redelivered batch may re-run them) freely.
  */
-export function createInboxActivities({ pool, handlers, inFlight }: { pool: Pool; handlers: HandlerRegistry; inFlight?: InFlightBatches }) {
+export function createInboxActivities({ pool, handlers, inFlight, consumerGroup }: { pool: Pool; handlers: HandlerRegistry; inFlight?: InFlightBatches; consumerGroup?: string }) {
   const activities = {
     async applyEvents(input: EventBatchInput): Promise<EventBatchResult> {
       const batch = input instanceof RawValue ? batchOf(input, inFlight) : input;
@@ -30,7 +30,7 @@ export function createInboxActivities({ pool, handlers, inFlight }: { pool: Pool
       }
       try {
         const started = performance.now();
-        const { appliedByType, ...result } = await applyEvents(pool, handlers, batch);
+        const { appliedByType, ...result } = await applyEvents(pool, handlers, batch, consumerGroup);
         // Refused and conflicting events are parked by this call (a retry may count them again).
         recordHandlerCall(batch.consumer, n, { appliedByType, duplicates: result.duplicates, rejected: result.rejected, conflicts: result.conflicts }, performance.now() - started);
         return result;

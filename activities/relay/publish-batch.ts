@@ -3,7 +3,8 @@ import type { Message } from 'kafkajs';
 import { topicForEventType } from '../../src/kafka/topics';
 import { startPublishSpans } from '../../src/observability/publish-spans';
 import { outboxParkedTotal, recordPublished } from '../../src/observability/relay-metrics';
-import { toKafkaMessage, type OutboxKafkaMessage } from '../../src/outbox/kafka-message';
+import { toKafkaMessage, type CloudEventsEncoding, type OutboxKafkaMessage } from '../../src/outbox/kafka-message';
+import { cloudEventsModeOf } from '../../src/formats/cloudevents/settings';
 import { parkRows } from '../../src/outbox/queries/park-rows';
 import type { PendingRow } from '../../src/outbox/queries/read-pending-rows';
 import { recordFailures } from '../../src/outbox/queries/record-failures';
@@ -27,6 +28,11 @@ interface Sendable {
 export function createPublishBatch({ pool, config, bytesInFlight, roundTrips }: RelayStepDeps) {
   // Each row goes to the topic its event type is routed to (KAFKA_TOPIC_ROUTES, else KAFKA_TOPIC).
   const topicOf = (item: Sendable) => topicForEventType(config.kafka, item.row.eventType);
+  // CloudEvents per topic (kafka.cloudEvents): the content mode of the row's topic, if it has one.
+  const cloudEventsOf = (row: PendingRow): CloudEventsEncoding | undefined => {
+    const mode = cloudEventsModeOf(config.kafka.cloudEvents, topicForEventType(config.kafka, row.eventType));
+    return mode === undefined ? undefined : { mode, settings: config.kafka.cloudEvents };
+  };
 
   /**
    * One request for the lot, grouped by topic; id order is kept within each topic. A batch's
@@ -108,7 +114,7 @@ export function createPublishBatch({ pool, config, bytesInFlight, roundTrips }: 
       const sendable: Sendable[] = [];
       const invalid: { id: number; reason: string }[] = [];
       for (const row of rows) {
-        const check = toKafkaMessage(row, config.kafka.maxMessageBytes);
+        const check = toKafkaMessage(row, config.kafka.maxMessageBytes, cloudEventsOf(row));
         if (check.ok) sendable.push({ row, message: check.message, bytes: check.bytes });
         else invalid.push({ id: row.id, reason: check.reason });
       }

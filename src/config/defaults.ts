@@ -38,6 +38,8 @@ export const DEFAULTS: Settings = {
     consumerGroup: 'payments-credit',
     maxConsumerLagMs: DAY,
     replicationFactor: 1,
+    // No topic in CloudEvents; source, subject and dataSchemas are completed by resolveConfig.
+    cloudEvents: { topics: {} },
   },
   temporal: {
     // The SDK's and the Temporal CLI's own defaults.

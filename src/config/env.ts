@@ -3,7 +3,7 @@ import { resolveConfig, type Config } from './resolve';
 import { ConfigError } from './errors';
 import { kafkaSecurityFromEnv, withDatabaseSsl } from './security';
 import { temporalFromEnv } from './temporal-env';
-import type { OutboxOptions } from './settings';
+import type { CloudEventsMode, OutboxOptions } from './settings';
 
 // The environment adapter: variables → options → resolveConfig. Built on demand (never at import
 // time) so tests and tools can build their own; every invalid variable is reported at once. It
@@ -118,6 +118,27 @@ const settings = z.object({
     .optional()
     .superRefine((text, ctx) => {
       for (const problem of topicRouteProblems(text ?? '')) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  /**
+   * CloudEvents per topic (docs/formats.md#cloudevents): `topic=binary|structured` pairs,
+   * comma-separated (e.g. `orders.events=binary,audit.events=structured`). Topics not listed stay
+   * plain. CLOUDEVENTS_SOURCE is every event's `source` (default `urn:temporal-outbox:<schema>`),
+   * CLOUDEVENTS_SUBJECT=key puts the event key in `subject`, CLOUDEVENTS_DATASCHEMAS gives
+   * `type=uri` pairs for `dataschema`.
+   */
+  CLOUDEVENTS_TOPICS: z
+    .string()
+    .optional()
+    .superRefine((text, ctx) => {
+      for (const problem of pairProblems(text ?? '', 'topic=binary|structured')) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  CLOUDEVENTS_SOURCE: z.string().min(1).optional(),
+  CLOUDEVENTS_SUBJECT: z.enum(['key', 'none']).optional(),
+  CLOUDEVENTS_DATASCHEMAS: z
+    .string()
+    .optional()
+    .superRefine((text, ctx) => {
+      for (const problem of pairProblems(text ?? '', 'event_type=uri')) ctx.addIssue({ code: 'custom', message: problem });
     }),
   KAFKA_PARTITIONS: positiveInt.max(1000).optional(),
   /** Kafka's own retention of the events topic; the inbox horizon must outlive it. */
@@ -367,6 +388,11 @@ function optionsFromEnv(e: RawEnv, env: Record<string, string>, problems: string
       maxConsumerLagMs: e.CONSUMER_MAX_LAG_MS,
       replicationFactor: e.KAFKA_REPLICATION_FACTOR,
       minInsyncReplicas: e.KAFKA_MIN_INSYNC_REPLICAS,
+      cloudEvents: {
+        // Modes other than binary and structured are reported by resolveConfig, with the option's name.
+        topics: parseTopicRoutes(e.CLOUDEVENTS_TOPICS ?? '') as Record<string, CloudEventsMode>,
+        ...defined({ source: e.CLOUDEVENTS_SOURCE, subject: e.CLOUDEVENTS_SUBJECT, dataSchemas: e.CLOUDEVENTS_DATASCHEMAS === undefined ? undefined : parseTopicRoutes(e.CLOUDEVENTS_DATASCHEMAS) }),
+      },
     }),
     temporal: defined({
       ...temporalFromEnv(env, problems, notices),
@@ -523,6 +549,20 @@ function topicRouteProblems(text: string): string[] {
     else if (!TOPIC_NAME.test(topic)) problems.push(`"${topic}" (for ${type}) must be a valid Kafka topic name`);
     else if (seen.has(type)) problems.push(`event type ${type} is routed twice`);
     seen.add(type);
+  }
+  return problems;
+}
+
+/** `name=value` pairs, comma-separated, each side non-empty, no name twice (`form` says what a pair looks like). */
+function pairProblems(text: string, form: string): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    const name = at < 0 ? '' : pair.slice(0, at).trim();
+    if (name === '' || pair.slice(at + 1).trim() === '') problems.push(`"${pair}" must look like ${form}`);
+    else if (seen.has(name)) problems.push(`${name} is given twice`);
+    seen.add(name);
   }
   return problems;
 }

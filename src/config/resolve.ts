@@ -1,11 +1,12 @@
 import { DEFAULTS } from './defaults';
 import { ConfigError } from './errors';
 import { validateSchemaName } from '../db/schema';
-import type { OutboxOptions, Settings } from './settings';
+import type { CloudEventsSettings, OutboxOptions, Settings } from './settings';
+import { cloudEventsProblems, resolveCloudEvents } from '../formats/cloudevents/settings';
 
 /** The settings every part of the library reads: the options given, completed with DEFAULTS. */
 export type Config = Settings & {
-  kafka: { minInsyncReplicas: number };
+  kafka: { minInsyncReplicas: number; cloudEvents: Required<CloudEventsSettings> };
   relay: { /** Workflow id of shard i. */ workflowId(shardIndex: number): string };
   audit: { taskQueue: string };
   /** Deprecated settings that were used, with the name replacing each; a worker logs them once at start. */
@@ -46,7 +47,7 @@ export function resolveConfig(options: OutboxOptions = {}, notices: readonly str
   return {
     ...s,
     database: { ...s.database, workerUrls: { relay: s.database.workerUrls.relay ?? url, consumer: s.database.workerUrls.consumer ?? url, retention: s.database.workerUrls.retention ?? url } },
-    kafka: { ...s.kafka, minInsyncReplicas },
+    kafka: { ...s.kafka, minInsyncReplicas, cloudEvents: resolveCloudEvents(s.kafka.cloudEvents, s.database.schema) },
     relay: { ...s.relay, workflowId: (shardIndex: number) => `${prefix}-${shardIndex}` },
     audit: { ...s.audit, taskQueue: s.audit.taskQueue ?? s.retention.taskQueue },
     notices,
@@ -78,6 +79,7 @@ function settingProblems(s: Settings, minInsyncReplicas: number): string[] {
   for (const topic of [s.kafka.topic, s.kafka.deadLetterTopic, ...Object.values(s.kafka.routes)]) {
     if (!TOPIC_NAME.test(topic)) problems.push(`"${topic}" must be a valid Kafka topic name`);
   }
+  problems.push(...cloudEventsProblems(s.kafka));
   return problems;
 }
 

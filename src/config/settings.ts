@@ -41,6 +41,27 @@ export interface KafkaSaslSettings {
   password: string;
 }
 
+/** How a topic's messages carry the CloudEvents Kafka protocol binding (docs/formats.md#cloudevents). */
+export type CloudEventsMode = 'binary' | 'structured';
+
+/**
+ * CloudEvents on chosen topics (docs/formats.md#cloudevents). Consumers read every form whatever
+ * is set here; this only says what the relay writes.
+ */
+export interface CloudEventsSettings {
+  /** Topic → mode; a topic not listed carries the plain format (the payload and our headers). */
+  topics: Record<string, CloudEventsMode>;
+  /**
+   * `source` of every event (a row's own `ce_source` header wins). Unset: `urn:temporal-outbox:<schema>`;
+   * give your service's URI, since source + id must name one event across everything a consumer reads.
+   */
+  source?: string;
+  /** `subject`: `key` puts the event's key (the Kafka key) there; `none` (default) leaves it out (a row's `ce_subject` header still sets it). */
+  subject?: 'key' | 'none';
+  /** Event type → `dataschema` URI (a row's `ce_dataschema` header wins). */
+  dataSchemas?: Record<string, string>;
+}
+
 export interface KafkaSettings {
   brokers: string[];
   /** TLS to the brokers; undefined: plaintext. */
@@ -67,6 +88,8 @@ export interface KafkaSettings {
   /** Replicas of the library's topics, and the acks a write needs (default 2 when replicated 3 times or more, else 1). */
   replicationFactor: number;
   minInsyncReplicas?: number;
+  /** CloudEvents per topic (src/formats/cloudevents/); the default writes none. */
+  cloudEvents: CloudEventsSettings;
 }
 
 export interface TemporalSettings {

@@ -25,11 +25,12 @@ export interface AppliedBatch extends EventBatchResult {
   appliedByType: Record<string, number>;
 }
 
-export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: EventBatch): Promise<AppliedBatch> {
+/** `consumerGroup`: the Kafka group the batch was read by, for the spans (messaging.consumer.group.name). */
+export async function applyEvents(pool: Pool, registry: HandlerRegistry, batch: EventBatch, consumerGroup?: string): Promise<AppliedBatch> {
   const startTime = new Date();
   const { result, outcomes } = await inTransaction(pool, (tx) => applyEventsInTransaction(tx, registry, batch));
   // After COMMIT: a span says the effect is durable (or why it was not applied), never a rolled-back attempt.
-  recordApplySpans(batch, outcomes, startTime);
+  recordApplySpans(batch, outcomes, startTime, consumerGroup);
   const appliedByType: Record<string, number> = {};
   outcomes.forEach((o, i) => {
     if (o === 'applied') appliedByType[batch.eventTypes[i]!] = (appliedByType[batch.eventTypes[i]!] ?? 0) + 1;

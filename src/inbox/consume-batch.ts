@@ -209,7 +209,8 @@ async function prepareChunk(deps: BatchHandlerDeps, topic: string, partition: nu
     events.data.push(checked.data);
     events.payloadHashes.push(payloadHash(envelope.payload));
     // The relay's publish span (the event's trace), continued by the handler's span.
-    events.traceparents.push(headerText(message, TRACE_HEADERS.traceparent)?.slice(0, 100) ?? null);
+    // A CloudEvent written by another producer may carry it only as its tracing extension.
+    events.traceparents.push((headerText(message, TRACE_HEADERS.traceparent) ?? envelope.traceparent)?.slice(0, 100) ?? null);
     events.bytes += eventBytes(message.value);
   }
 

@@ -177,7 +177,7 @@ export class EventCoalescer {
         };
         this.opts.onFlight?.(done);
         return done;
-      });
+      }, this.opts.group);
       for (const w of flight) w.resolve(report);
     } catch (err) {
       for (const w of flight) w.reject(err);

@@ -1,5 +1,6 @@
 import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { OutboxKafkaMessage } from '../outbox/kafka-message';
+import { errorType, MESSAGING, messagingAttributes, messagingSpanName } from './messaging-attributes';
 import { contextFromHeaders, headersFromContext, linksToActive, outboxTracer } from './trace-context';
 
 /** One message about to be sent, with the topic it goes to. */
@@ -17,7 +18,7 @@ export interface PublishSpans {
 }
 
 /**
- * The relay's span per published event: child of the trace the row was enqueued with (its
+ * The relay's `send <topic>` span per published event (messaging-attributes.ts): child of the trace the row was enqueued with (its
  * `traceparent` header), linked to the publish activity's span (one batch, many traces), and
  * written back into the message's `traceparent`, so the consumer's span is its child. Rows that
  * carry no trace get none: the relay continues traces, it does not start one per event.
@@ -30,16 +31,14 @@ export function startPublishSpans(items: readonly TracedMessage[]): PublishSpans
     const parent = contextFromHeaders(item.message.headers);
     if (!parent) continue;
     const span = outboxTracer().startSpan(
-      `outbox publish ${item.topic}`,
+      messagingSpanName('send', item.topic),
       {
         kind: SpanKind.PRODUCER,
         links,
         attributes: {
-          'messaging.system': 'kafka',
-          'messaging.operation.type': 'send',
-          'messaging.destination.name': item.topic,
-          'messaging.message.id': item.eventId,
-          'messaging.kafka.message.key': item.message.key,
+          ...messagingAttributes('send', item.topic),
+          [MESSAGING.messageId]: item.eventId,
+          [MESSAGING.kafkaMessageKey]: item.message.key,
           'outbox.id': item.outboxId,
           'outbox.event_type': item.eventType,
         },
@@ -56,6 +55,8 @@ export function startPublishSpans(items: readonly TracedMessage[]): PublishSpans
         if (sentIds.has(outboxId)) span.setStatus({ code: SpanStatusCode.OK });
         else {
           if (error instanceof Error) span.recordException(error);
+          // Parked or left for a later batch without an error of the send itself: `not_sent`.
+          span.setAttribute(MESSAGING.errorType, error === undefined ? 'not_sent' : errorType(error));
           span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : 'not sent in this batch (parked, or retried later)' });
         }
         span.end();

@@ -1,4 +1,7 @@
 import { HEADERS } from '../kafka/message-format';
+import { encodeCloudEvent } from '../formats/cloudevents/encode';
+import type { ResolvedCloudEvents } from '../formats/cloudevents/settings';
+import type { CloudEventsMode } from '../config/settings';
 import type { PendingRow } from './queries/read-pending-rows';
 
 export interface OutboxKafkaMessage {
@@ -18,7 +21,13 @@ export const RECORD_OVERHEAD_BYTES = 128;
  * never be published as it is. These reasons are permanent (retrying cannot fix a payload), so
  * the relay parks such rows at once instead of spending attempts on them.
  */
-export function toKafkaMessage(row: PendingRow, maxMessageBytes: number): MessageCheck {
+/** The CloudEvents content mode of the row's topic, with the attributes the row does not hold. */
+export interface CloudEventsEncoding {
+  mode: CloudEventsMode;
+  settings: ResolvedCloudEvents;
+}
+
+export function toKafkaMessage(row: PendingRow, maxMessageBytes: number, cloudEvents?: CloudEventsEncoding): MessageCheck {
   if (row.payloadKind !== 'object') return { ok: false, reason: `payload must be a JSON object, got ${row.payloadKind}` };
   if (row.eventId === null || row.eventId === '') return { ok: false, reason: 'payload.event_id must be a non-empty string' };
   // The table refuses new ones (migration 0042); rows older than that check still get here.
@@ -29,7 +38,7 @@ export function toKafkaMessage(row: PendingRow, maxMessageBytes: number): Messag
     return { ok: false, reason: `event_type ${JSON.stringify(row.eventType.slice(0, 100))} disagrees with payload.type ${JSON.stringify(row.payloadType.slice(0, 100))}` };
   }
   const key = row.messageKey ?? row.eventId;
-  const headers: Record<string, string> = {};
+  let headers: Record<string, string> = {};
   // Producer-supplied headers first, so ours (the contract) win on a name clash.
   for (const [name, value] of Object.entries(row.headers)) {
     if (typeof value === 'string') headers[name] = value;
@@ -38,8 +47,11 @@ export function toKafkaMessage(row: PendingRow, maxMessageBytes: number): Messag
   headers[HEADERS.eventType] = row.eventType;
   headers[HEADERS.createdAt] = row.createdAt;
   headers[HEADERS.outboxId] = String(row.id);
-  let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(key) + Buffer.byteLength(row.value);
+  let value = row.value;
+  // CloudEvents topics (kafka.cloudEvents; src/formats/cloudevents/encode.ts): before the size check, which then counts the envelope.
+  if (cloudEvents) ({ value, headers } = encodeCloudEvent(cloudEvents.mode, cloudEvents.settings, { eventId: row.eventId, eventType: row.eventType, createdAt: row.createdAt, key, value, headers }));
+  let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(key) + Buffer.byteLength(value);
   for (const [name, value] of Object.entries(headers)) bytes += Buffer.byteLength(name) + Buffer.byteLength(value) + 8;
   if (bytes > maxMessageBytes) return { ok: false, reason: `message of ${bytes} bytes exceeds the ${maxMessageBytes}-byte Kafka limit (KAFKA_MAX_MESSAGE_BYTES)` };
-  return { ok: true, message: { key, value: row.value, headers }, bytes };
+  return { ok: true, message: { key, value, headers }, bytes };
 }

@@ -87,11 +87,13 @@ describe('traces: OTLP export configured by OTEL_* variables, trace ids in the l
 
     await eventually('credited', async () => Number((await db.pool.query('SELECT balance FROM accounts WHERE account_id = 3')).rows[0].balance) === 40, 120_000);
     // BatchSpanProcessor: exported within its 5 s schedule.
-    await eventually('the handler span exported', async () => ours().some((s) => s.name === 'inbox apply payment_confirmed'), 30_000);
-    const [apply] = ours().filter((s) => s.name === 'inbox apply payment_confirmed');
+    await eventually('the handler span exported', async () => ours().some((s) => s.name === `process ${topic.topic}`), 30_000);
+    const [apply] = ours().filter((s) => s.name === `process ${topic.topic}`);
     assert.equal(apply!.parentSpanId, publishSpanId, 'child of the span the Kafka header names');
     assert.equal(apply!.service, 'temporal-outbox-consumer');
     assert.equal(apply!.attributes['messaging.message.id'], eventId);
+    assert.equal(apply!.attributes['messaging.system'], 'kafka');
+    assert.equal(apply!.attributes['messaging.kafka.offset'], 0);
     assert.equal(apply!.attributes['inbox.outcome'], 'applied');
     assert.ok(authHeaders.every((h) => h === 'test key'), `OTEL_EXPORTER_OTLP_HEADERS sent, percent-decoded (got ${authHeaders.join(', ')})`);
 
@@ -102,7 +104,7 @@ describe('traces: OTLP export configured by OTEL_* variables, trace ids in the l
     assert.equal(line.workflowId !== undefined, true);
     await eventually('the batch trace exported', async () => received.some((s) => s.traceId === line.trace_id && s.name === 'RunActivity:applyEvents'), 30_000);
     const batchTrace = received.filter((s) => s.traceId === line.trace_id).map((s) => s.name);
-    for (const name of ['inbox apply batch payments-credit', 'StartWorkflow:applyEventsWorkflow', 'RunWorkflow:applyEventsWorkflow', 'RunActivity:applyEvents']) {
+    for (const name of [`process ${topic.topic}`, 'StartWorkflow:applyEventsWorkflow', 'RunWorkflow:applyEventsWorkflow', 'RunActivity:applyEvents']) {
       assert.ok(batchTrace.includes(name), `${name} in the batch's trace (got ${batchTrace.join(', ')})`);
     }
     // Payload bodies stay out of the logs.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { context, SpanKind, trace } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../../src/config/env';
@@ -83,6 +83,7 @@ describe('traces: one W3C trace from enqueue to the applied credit, through the 
   const spans = () => exporter.getFinishedSpans();
   const named = (name: string, traceId: string) => spans().filter((s) => s.name === name && s.spanContext().traceId === traceId);
   const parentOf = (s: ReadableSpan) => s.parentSpanId;
+  const pick = (s: ReadableSpan, names: string[]) => Object.fromEntries(names.map((n) => [n, s.attributes[n]]));
 
   it('enqueue inside the producer span → relay publish → consumer apply: one trace id, each span the child of the one before', async () => {
     await createPayment(db.pool, { paymentId: 'traced-1', accountId: 7, amount: 1250 });
@@ -105,29 +106,47 @@ describe('traces: one W3C trace from enqueue to the applied credit, through the 
 
     // False before the event flows (no relay shard runs yet): not credited, no publish or consumer span in this trace.
     assert.equal(await balance(), 0);
-    assert.equal(named(`outbox publish ${topic.topic}`, traceId).length, 0);
-    assert.equal(named('inbox apply payment_confirmed', traceId).length, 0);
+    assert.equal(named(`send ${topic.topic}`, traceId).length, 0);
+    assert.equal(named(`process ${topic.topic}`, traceId).length, 0);
 
     await startShard(temporal.client, config.relay.taskQueue!, { shardIndex: 0, shardCount: 1, batchSize: 100 });
 
     await eventually('credited', async () => (await balance()) === 1250, 120_000);
-    await eventually('the apply span ended', async () => named('inbox apply payment_confirmed', traceId).length > 0, 30_000);
+    await eventually('the apply span ended', async () => named(`process ${topic.topic}`, traceId).length > 0, 30_000);
+    const messages = await readWholeTopic(topic.topic);
+    const message = messages.find((m) => m.headers['event-id'] === confirmed.eventId)!;
 
-    const [publish] = named(`outbox publish ${topic.topic}`, traceId);
+    // OpenTelemetry's messaging conventions: `send <topic>` (PRODUCER), then `process <topic>` (CONSUMER).
+    const [publish] = named(`send ${topic.topic}`, traceId);
     assert.ok(publish, 'the relay published in the same trace');
     assert.equal(publish.kind, SpanKind.PRODUCER);
     assert.equal(parentOf(publish), enqueueSpan.spanContext().spanId, 'publish is the child of enqueue');
-    assert.equal(publish.attributes['messaging.message.id'], confirmed.eventId);
+    assert.deepEqual(pick(publish, ['messaging.system', 'messaging.operation.name', 'messaging.operation.type', 'messaging.destination.name', 'messaging.message.id', 'messaging.kafka.message.key']), {
+      'messaging.system': 'kafka',
+      'messaging.operation.name': 'send',
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': topic.topic,
+      'messaging.message.id': confirmed.eventId,
+      'messaging.kafka.message.key': message.key,
+    });
 
-    const [apply] = named('inbox apply payment_confirmed', traceId);
+    const [apply] = named(`process ${topic.topic}`, traceId);
     assert.equal(apply!.kind, SpanKind.CONSUMER);
     assert.equal(parentOf(apply!), publish.spanContext().spanId, 'the handler span is the child of the publish span (the Kafka header)');
     assert.equal(apply!.attributes['inbox.outcome'], 'applied');
-    assert.equal(apply!.attributes['messaging.message.id'], confirmed.eventId);
+    assert.deepEqual(pick(apply!, ['messaging.system', 'messaging.operation.name', 'messaging.operation.type', 'messaging.destination.name', 'messaging.destination.partition.id', 'messaging.kafka.offset', 'messaging.consumer.group.name', 'messaging.message.id', 'error.type']), {
+      'messaging.system': 'kafka',
+      'messaging.operation.name': 'process',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': topic.topic,
+      'messaging.destination.partition.id': String(message.partition),
+      'messaging.kafka.offset': message.offset,
+      'messaging.consumer.group.name': config.kafka.consumerGroup,
+      'messaging.message.id': confirmed.eventId,
+      'error.type': undefined,
+    });
 
     // On the topic: the message carries the publish span's traceparent.
-    const messages = await readWholeTopic(topic.topic);
-    const message = messages.find((m) => m.headers['event-id'] === confirmed.eventId)!;
     assert.equal(message.headers.traceparent, `00-${traceId}-${publish.spanContext().spanId}-01`);
 
     // Temporal's interceptors tie the workflows in: the relay session that published the batch and
@@ -140,11 +159,34 @@ describe('traces: one W3C trace from enqueue to the applied credit, through the 
     assert.deepEqual(linkedName(apply!), ['RunActivity:applyEvents']);
     const applyActivity = byId.get(apply!.links[0]!.context.spanId)!;
     const workflowTrace = spans().filter((s) => s.spanContext().traceId === applyActivity.spanContext().traceId).map((s) => s.name);
-    for (const name of ['inbox apply batch payments-credit', 'StartWorkflow:applyEventsWorkflow', 'RunWorkflow:applyEventsWorkflow', 'StartActivity:applyEvents', 'RunActivity:applyEvents']) {
+    for (const name of [`process ${topic.topic}`, 'StartWorkflow:applyEventsWorkflow', 'RunWorkflow:applyEventsWorkflow', 'StartActivity:applyEvents', 'RunActivity:applyEvents']) {
       assert.ok(workflowTrace.includes(name), `${name} in the consumer workflow's trace (got ${workflowTrace.join(', ')})`);
     }
-    const batchSpan = spans().find((s) => s.name === 'inbox apply batch payments-credit' && s.spanContext().traceId === applyActivity.spanContext().traceId)!;
+    const batchSpan = spans().find((s) => s.name === `process ${topic.topic}` && s.spanContext().traceId === applyActivity.spanContext().traceId)!;
     assert.ok(batchSpan.links.some((l) => l.context.spanId === publish.spanContext().spanId), 'the batch span links back to the event');
+    assert.equal(batchSpan.kind, SpanKind.CONSUMER);
+    assert.deepEqual(pick(batchSpan, ['messaging.system', 'messaging.operation.name', 'messaging.destination.name', 'messaging.consumer.group.name', 'messaging.batch.message_count']), {
+      'messaging.system': 'kafka',
+      'messaging.operation.name': 'process',
+      'messaging.destination.name': topic.topic,
+      'messaging.consumer.group.name': config.kafka.consumerGroup,
+      'messaging.batch.message_count': 1,
+    });
+  });
+
+  it('an event the handler refuses (unknown account): its process span ends in error with error.type = rejected', async () => {
+    const tracer = trace.getTracer('test-producer');
+    const producer = tracer.startSpan('confirm payment for an unknown account', { kind: SpanKind.SERVER });
+    const traceId = producer.spanContext().traceId;
+    await context.with(trace.setSpan(context.active(), producer), () =>
+      inTransaction(db.pool, (c) => enqueue(c, { eventType: 'payment_confirmed', payload: { type: 'payment_confirmed', account_id: 404, amount: 5 } })),
+    );
+    producer.end();
+    await eventually('the process span ended', async () => named(`process ${topic.topic}`, traceId).length > 0, 120_000);
+    const [apply] = named(`process ${topic.topic}`, traceId);
+    assert.equal(apply!.attributes['inbox.outcome'], 'rejected');
+    assert.equal(apply!.attributes['error.type'], 'rejected');
+    assert.equal(apply!.status.code, SpanStatusCode.ERROR);
   });
 
   it('without an active span nothing is added: the row has no traceparent and still flows, untraced', async () => {

@@ -29,7 +29,7 @@ export async function startConsumerTemporalSide(deps: ConsumerDeps, tracing: Wor
     {
       taskQueue: deps.taskQueue,
       workflowsPath: require.resolve('../../workflows/inbox'),
-      activities: createInboxActivities({ pool: deps.pool, handlers: deps.handlers, inFlight: deps.inFlight }),
+      activities: createInboxActivities({ pool: deps.pool, handlers: deps.handlers, inFlight: deps.inFlight, consumerGroup: deps.config.kafka.consumerGroup }),
       maxConcurrentActivityTaskExecutions: partitions + 4,
       traced: tracing.exporting,
       ...tracing.workerOptions,
