@@ -10,6 +10,7 @@ export * from './api/doctor';
 export { resolveConfig, databaseUrl, type Config } from './config/resolve';
 export { DEFAULTS } from './config/defaults';
 export type { OutboxOptions, Settings } from './config/settings';
+export type { CloudEventsMode, CloudEventsSettings } from './config/settings';
 export { loadConfig } from './config/env';
 export { ConfigError } from './config/errors';
 export type { Logger } from './config/logger';
