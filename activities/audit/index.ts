@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { Config } from '../../src/config/env';
 import { auditWindow } from '../../src/audit/queries/audit-window';
 import { assertDistinctChecks, type AuditCheck } from '../../src/audit/check';
+import { NO_AUDITED_CONSUMERS } from '../../src/audit/audited-consumers';
 import { deliveryGaps } from '../../src/audit/queries/delivery-gaps';
 import { outboxWindowCounts, outboxWindowParked } from '../../src/audit/queries/outbox-window';
 import { recordCheckDrift, recordConsumerDrift } from '../../src/observability/audit-metrics';
@@ -31,7 +32,8 @@ export function createAuditActivities({ pool, config, checks = [] }: AuditActivi
         maxListed: input.maxListed ?? DEFAULT_MAX_LISTED,
       };
       if (!(settings.windowMs > 0) || !(settings.settleMs >= 0) || !(settings.maxListed > 0) || settings.consumers.length === 0) {
-        throw ApplicationFailure.create({ type: AUDIT_FAILURES.invalidInput, nonRetryable: true, message: `invalid audit settings: ${JSON.stringify(settings)}` });
+        const why = settings.consumers.length === 0 ? `${NO_AUDITED_CONSUMERS} (neither the schedule's input nor the worker's settings name any)` : `invalid audit settings: ${JSON.stringify(settings)}`;
+        throw ApplicationFailure.create({ type: AUDIT_FAILURES.invalidInput, nonRetryable: true, message: why });
       }
       return { settings, window: await auditWindow(pool, settings.windowMs, settings.settleMs) };
     },

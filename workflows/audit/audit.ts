@@ -24,7 +24,7 @@ const FINDINGS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditFindings.name, 
 /**
  * One audit run, started by the `outbox-audit` Schedule: proves for a window of events
  * that every published event reached every consumer's inbox exactly once or is parked there with
- * a reason, and that the service's own checks (its invariants, src/audit/check.ts) hold. The report (exact event ids and accounts) is
+ * a reason, and that the service's own checks (its invariants, src/audit/check.ts) hold. The report (exact event ids and the checks' keys) is
  * the result; the UI shows it as current details, memo and the OutboxAuditStatus /
  * OutboxAuditFindings search attributes (so `OutboxAuditStatus = 'drift'` lists the bad runs).
  */
