@@ -2,6 +2,7 @@ import { ConfigError } from '../src/config/env';
 import { buildProgram } from '../src/cli/program';
 import { registerDemoCommand } from '../examples/payments/demo/demo-command';
 import { registerTrafficCommand } from '../examples/payments/demo/traffic-command';
+import { withExampleSettings } from '../examples/example-settings';
 import { registerExampleSetupCommand } from '../examples/setup-command';
 import { StackError } from './local-stack/errors';
 import { registerStackCommands } from './local-stack/stack-command';
@@ -11,8 +12,10 @@ import { localStackEnv } from './local-stack/stack-config';
 // provisioned into .cache/, and the payments example's demo and traffic). `npm start`, `npm test`
 // and the stack scripts run it; an installed package ships only src/cli.
 // The library reads only the environment: the local stack's services, wherever none are named,
-// are set here, before any command reads them (and every process a command starts inherits them).
-Object.assign(process.env, localStackEnv(process.env));
+// are set here, before any command reads them (and every process a command starts inherits them),
+// with the example's topic, group and inbox names (examples/example-settings.ts): the checkout's
+// CLI runs the example, as the library's defaults are neutral.
+Object.assign(process.env, withExampleSettings(localStackEnv(process.env)));
 
 const program = buildProgram().name('outbox');
 registerStackCommands(program);

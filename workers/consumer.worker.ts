@@ -1,6 +1,7 @@
 import type { AnyEventHandler } from '../src/inbox/handler';
 import { workerDatabaseUrl, type Config } from '../src/config/env';
 import { createLogger } from '../src/config/logger';
+import { assertNoPreviousDefaultInbox } from '../src/inbox/guard-previous-defaults';
 import { assertRedeliveryHorizon } from '../src/kafka/guard-redelivery-horizon';
 import { ensureTopics } from '../src/kafka/topics';
 import { startConsumerSamplers } from '../src/observability/consumer-samplers';
@@ -33,6 +34,9 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
   const deps = buildConsumerDeps(config, options.handlers, logger, options.pool);
   const samplers = observability.sampling ? startConsumerSamplers(deps.pool, config, logger) : undefined;
   try {
+    // Before anything joins a group or creates a topic: an upgraded deployment that relied on
+    // release 0.1's names would otherwise start afresh under the new ones (docs/upgrading.md).
+    await assertNoPreviousDefaultInbox(deps.pool, config);
     await ensureTopics(deps.kafka, config);
     // The inbox forgets ids after inbox.retentionMs: refuse to consume a topic that can redeliver
     // for longer (its real retention on the broker, not what the configuration says). Checked

@@ -5,6 +5,7 @@ import type { Config } from '../../src/config/env';
 import { auditWindow } from '../../src/audit/queries/audit-window';
 import { assertDistinctChecks, type AuditCheck } from '../../src/audit/check';
 import { appliedWithoutOutboxRow } from '../../src/audit/queries/applied-without-outbox';
+import { NO_AUDITED_CONSUMERS } from '../../src/audit/audited-consumers';
 import { deliveryGaps } from '../../src/audit/queries/delivery-gaps';
 import { unknownTopicEvents } from '../../src/audit/queries/unknown-topic-events';
 import { DEFAULT_CREATED_BEFORE_MARGIN_MS } from '../../src/audit/repair';
@@ -44,7 +45,8 @@ export function createAuditActivities({ pool, config, checks = [], kafka }: Audi
         maxTopicMessages: input.maxTopicMessages ?? config.audit.maxTopicMessages,
       };
       if (!(settings.windowMs > 0) || !(settings.settleMs >= 0) || !(settings.maxListed > 0) || !(settings.maxTopicMessages > 0) || settings.consumers.length === 0) {
-        throw ApplicationFailure.create({ type: AUDIT_FAILURES.invalidInput, nonRetryable: true, message: `invalid audit settings: ${JSON.stringify(settings)}` });
+        const why = settings.consumers.length === 0 ? `${NO_AUDITED_CONSUMERS} (neither the schedule's input nor the worker's settings name any)` : `invalid audit settings: ${JSON.stringify(settings)}`;
+        throw ApplicationFailure.create({ type: AUDIT_FAILURES.invalidInput, nonRetryable: true, message: why });
       }
       return { settings, window: await auditWindow(pool, settings.windowMs, settings.settleMs) };
     },

@@ -1,10 +1,12 @@
 import { loadConfig, runConsumerWorker, type AnyEventHandler } from 'temporal-outbox';
+import { EXAMPLE_DEFAULT_HANDLERS, withExampleSettings } from '../example-settings';
 import { orderShippedHandler } from '../shipping/order-shipped-handler';
 import { paymentConfirmedHandler } from './credit-handler';
 
 // The example's consumer worker, as a service of its own would write one: the library's consumer
 // with the example's handlers. `npm run worker:consumer`, the demo and docker-compose run it.
-// Which handlers, and the largest credit, are the example's own settings:
+// Its topic, group and inbox are the example's (examples/example-settings.ts) unless the
+// environment names others. Which handlers, and the largest credit, are the example's own settings:
 //   CONSUMER_HANDLERS=payment_confirmed,order_shipped   (default payment_confirmed)
 //   CONSUMER_MAX_CREDIT_AMOUNT=<minor units>             (default 100,000,000,000)
 
@@ -13,7 +15,7 @@ const DEFAULT_MAX_CREDIT_AMOUNT = 100_000_000_000;
 
 /** The example's handlers that `env` names, or the reason it names none right. */
 export function exampleHandlers(env: NodeJS.ProcessEnv): AnyEventHandler[] {
-  const names = (env.CONSUMER_HANDLERS || 'payment_confirmed').split(',').map((n) => n.trim()).filter(Boolean);
+  const names = (env.CONSUMER_HANDLERS || EXAMPLE_DEFAULT_HANDLERS).split(',').map((n) => n.trim()).filter(Boolean);
   const unknown = names.filter((n) => !(HANDLER_NAMES as readonly string[]).includes(n));
   if (names.length === 0 || unknown.length > 0) throw new Error(`CONSUMER_HANDLERS: name one or more of ${HANDLER_NAMES.join(', ')} (got ${env.CONSUMER_HANDLERS})`);
   const maxCreditAmount = env.CONSUMER_MAX_CREDIT_AMOUNT ? Number(env.CONSUMER_MAX_CREDIT_AMOUNT) : DEFAULT_MAX_CREDIT_AMOUNT;
@@ -31,7 +33,7 @@ export function main(): void {
   try {
     handlers = exampleHandlers(process.env);
     // The worker runs nothing else in its process: the lean kafkajs encoder is safe here.
-    config = loadConfig({ KAFKAJS_LEAN_ENCODER: 'true', ...process.env });
+    config = loadConfig(withExampleSettings({ KAFKAJS_LEAN_ENCODER: 'true', ...process.env }));
   } catch (err) {
     process.stderr.write(`consumer worker refused to start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

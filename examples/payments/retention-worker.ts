@@ -1,9 +1,11 @@
 import { loadConfig, runRetentionWorker } from 'temporal-outbox';
+import { withExampleSettings } from '../example-settings';
 import { paymentsAuditChecks } from './audit-checks';
 
 // The example's retention worker, as a service of its own would write one: the library's
 // retention and audit, with the payments example's invariants (balances against the credit
-// ledger) added to every audit run. `npm run worker:retention` and the demo run it.
+// ledger) added to every audit run, which checks the example's inbox for its handlers' event types
+// (examples/example-settings.ts). `npm run worker:retention` and the demo run it.
 
 /**
  * Runs until SIGINT or SIGTERM (the first lets the running batch finish, a second exits at once);
@@ -12,7 +14,7 @@ import { paymentsAuditChecks } from './audit-checks';
 export function main(): void {
   let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig(process.env);
+    config = loadConfig(withExampleSettings(process.env));
   } catch (err) {
     process.stderr.write(`retention worker refused to start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

@@ -36,7 +36,7 @@ export async function lastAuditRun(client: Client, scheduleId: string): Promise<
   return undefined;
 }
 
-/** One line per finding, with the exact event ids and accounts (the report lists the first 100 of each). */
+/** One line per finding, with the exact event ids and the checks' keys (the report lists the first 100 of each). */
 export function driftLines(r: AuditReport): string[] {
   const lines: string[] = [];
   for (const c of r.consumers) {

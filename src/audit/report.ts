@@ -21,7 +21,7 @@ export function hasDrift(counts: DriftCounts): boolean {
   return Object.values(counts).some((n) => n > 0);
 }
 
-/** Search attribute values (event:<id>, and the checks' keys such as account:<id>) that fit the 2 KB a value may take. */
+/** Search attribute values (event:<id>, and the checks' keys such as customer:<id>) that fit the 2 KB a value may take. */
 export function findingKeys(report: Pick<AuditReport, 'consumers' | 'checks' | 'topics'>, maxBytes = 1800): string[] {
   const keys = new Set<string>();
   for (const c of report.consumers) for (const x of [...c.notApplied.listed, ...c.appliedWithoutOutboxRow.listed]) keys.add(`event:${x.eventId}`);

@@ -1,13 +1,15 @@
 import { ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import type { Config } from '../config/env';
 import { upsertSchedule } from '../temporal/upsert-schedule';
+import { auditedConsumers } from './audited-consumers';
 import { AUDIT_WORKFLOW, type AuditInput } from '../../workflows/audit/contract';
 
 /** Scheduled runs get this id plus the scheduled time (Temporal appends it). */
 export const AUDIT_RUN_WORKFLOW_ID = 'outbox-audit-run';
 
+/** The schedule's input; throws a ConfigError when no audited consumers are configured. */
 export function auditInput(config: Config): AuditInput {
-  return { windowMs: config.audit.windowMs, settleMs: config.audit.settleMs, consumers: config.audit.consumers, readTopics: config.audit.readTopics, maxTopicMessages: config.audit.maxTopicMessages };
+  return { windowMs: config.audit.windowMs, settleMs: config.audit.settleMs, consumers: auditedConsumers(config), readTopics: config.audit.readTopics, maxTopicMessages: config.audit.maxTopicMessages };
 }
 
 export function auditScheduleOptions(config: Config): ScheduleOptions {

@@ -52,10 +52,10 @@ export interface NotApplied {
   publishedAt: string;
 }
 
-/** One thing a service's own audit check found wrong (an account, an event, ...). */
+/** One thing a service's own audit check found wrong (a customer, an event, ...). */
 export interface AuditFinding {
   /**
-   * What it concerns, as `kind:id` (`event:<event id>`, `account:<id>`): the run's
+   * What it concerns, as `kind:id` (`event:<event id>`, `customer:<id>`): the run's
    * OutboxAuditFindings search attribute lists these, so a search finds the runs that named it.
    */
   key: string;
@@ -71,7 +71,7 @@ export interface AuditCheckReport {
   name: string;
   /** What it proves, in one line. */
   description: string;
-  /** How many things it checked (accounts, events, ...). */
+  /** How many things it checked (customers, events, ...). */
   checked: number;
   /** Findings: the count is exact, the list the first `maxListed`. */
   findings: { count: number; listed: AuditFinding[] };

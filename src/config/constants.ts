@@ -21,7 +21,7 @@ export const SEARCH_ATTRIBUTES = {
   relayStatus: { name: 'OutboxRelayStatus', type: 'Keyword' },
   /** Audit runs: 'clean' or 'drift'. */
   auditStatus: { name: 'OutboxAuditStatus', type: 'Keyword' },
-  /** Audit runs: what drifted, as event:<id> and account:<id> (as many as fit in 2 KB). */
+  /** Audit runs: what drifted, as event:<id> and the checks' own keys (customer:<id>, ...) (as many as fit in 2 KB). */
   auditFindings: { name: 'OutboxAuditFindings', type: 'KeywordList' },
   /**
    * The consumer's applyEventsWorkflow runs: the inbox (consumer) they apply to, the topics,

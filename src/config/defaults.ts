@@ -27,15 +27,18 @@ export const DEFAULTS: Settings = {
   },
   kafka: {
     brokers: ['localhost:9092'],
-    topic: 'payments.events',
-    deadLetterTopic: 'payments.events.dlq',
+    // Neutral names: a service names its own (the payments example: examples/example-settings.ts).
+    // Release 0.1 defaulted to the example's names, payments.events and payments-credit: a
+    // consumer worker refuses to start on such an inbox under these (docs/upgrading.md).
+    topic: 'outbox.events',
+    deadLetterTopic: 'outbox.events.dlq',
     routes: {},
     partitions: 6,
     topicRetentionMs: 7 * DAY,
     maxMessageBytes: 1_000_000,
     leanEncoder: false,
     retentionCheckMs: 10 * 60_000,
-    consumerGroup: 'payments-credit',
+    consumerGroup: 'outbox-consumer',
     maxConsumerLagMs: DAY,
     replicationFactor: 1,
     // No topic in CloudEvents; source, subject and dataSchemas are completed by resolveConfig.
@@ -61,7 +64,7 @@ export const DEFAULTS: Settings = {
   },
   inbox: { retentionMs: 14 * DAY },
   consumer: {
-    inboxName: 'payments-credit',
+    inboxName: 'outbox-consumer',
     // 4,000 rather than 2,000: docs/measurements/consumer-log.md, "From 0.54× to 0.70×".
     batchSize: 4000,
     batchMaxBytes: 1_000_000,

@@ -109,7 +109,7 @@ const settings = z.object({
   KAFKA_DEAD_LETTER_TOPIC: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a valid Kafka topic name').optional(),
   /**
    * Routing by event type, like Debezium's route-by-field: `type=topic` pairs, comma-separated
-   * (e.g. `order_shipped=orders.events,payment_confirmed=payments.events`). A type not listed
+   * (e.g. `order_shipped=orders.events,invoice_paid=billing.events`). A type not listed
    * goes to KAFKA_TOPIC. `setup` creates every topic named here; consumers subscribe to the
    * topics of the types their handlers apply.
    */
@@ -290,12 +290,13 @@ const settings = z.object({
   /** The audit runs on the retention worker's queue unless told otherwise. */
   AUDIT_TASK_QUEUE: z.string().min(1).optional(),
   /**
-   * The consumers whose inboxes must hold every published event, as consumer=type|type,...;
-   * default: the payments inbox (INBOX_CONSUMER) for payment_confirmed.
+   * The consumers whose inboxes must hold every published event, as consumer=type|type,...
+   * No default: the audit (its schedule, `audit run`) refuses to run without them, as only the
+   * service knows which inbox applies which event types.
    */
   AUDIT_CONSUMERS: z
     .string()
-    .regex(/^[^=,|\s]+=[^=,|\s]+(\|[^=,|\s]+)*(,[^=,|\s]+=[^=,|\s]+(\|[^=,|\s]+)*)*$/, 'must look like payments-credit=payment_confirmed,other=type_a|type_b')
+    .regex(/^[^=,|\s]+=[^=,|\s]+(\|[^=,|\s]+)*(,[^=,|\s]+=[^=,|\s]+(\|[^=,|\s]+)*)*$/, 'must look like billing=invoice_paid,other=type_a|type_b')
     .optional(),
   /** false: the audit does not read the topics (events only a topic has go unreported; the worker then needs no Kafka). */
   AUDIT_READ_TOPICS: z.enum(['true', 'false']).optional(),
@@ -451,8 +452,7 @@ function optionsFromEnv(e: RawEnv, env: Record<string, string>, problems: string
       taskQueue: e.AUDIT_TASK_QUEUE,
       readTopics: flag(e.AUDIT_READ_TOPICS),
       maxTopicMessages: e.AUDIT_MAX_TOPIC_MESSAGES,
-      // Unset: the inbox this environment names (INBOX_CONSUMER) for the bundled consumer's event type.
-      consumers: (e.AUDIT_CONSUMERS ?? `${e.INBOX_CONSUMER ?? DEFAULT_INBOX}=${DEFAULT_AUDITED_TYPE}`).split(',').map((entry) => {
+      consumers: e.AUDIT_CONSUMERS?.split(',').map((entry) => {
         const [consumer, types] = entry.split('=') as [string, string];
         return { consumer, eventTypes: types.split('|') };
       }),
@@ -469,10 +469,6 @@ function optionsFromEnv(e: RawEnv, env: Record<string, string>, problems: string
     cacheDir: e.OUTBOX_CACHE_DIR,
   });
 }
-
-// The audit's default before AUDIT_CONSUMERS existed: the payments inbox for payment_confirmed.
-const DEFAULT_INBOX = 'payments-credit';
-const DEFAULT_AUDITED_TYPE = 'payment_confirmed';
 
 /** The object without its undefined members: an unset variable must not hide a default. */
 function defined<T extends object>(o: T): T {

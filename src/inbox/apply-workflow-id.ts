@@ -13,7 +13,7 @@ const MAX_READABLE_ID = 200;
  * Deterministic id of the workflow that applies a set of chunks (topic, partition and offset
  * range each). A redelivered set with the same boundaries maps to the same id (attaching to the
  * run if it is still going); other boundaries give a new workflow whose events the inbox
- * recognises as duplicates. Readable when short (apply-group-payments.events/p0:100-599), hashed
+ * recognises as duplicates. Readable when short (apply-group-orders.events/p0:100-599), hashed
  * when many partitions ride along.
  */
 export function applyWorkflowId(p: { group: string; spans: ChunkSpan[] }): string {

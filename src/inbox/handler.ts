@@ -22,7 +22,7 @@ export interface HandlerContext {
   consumer: string;
 }
 
-/** An event the handler refuses for good (unknown account, broken business rule): parked with the reason. */
+/** An event the handler refuses for good (a missing row, a broken business rule): parked with the reason. */
 export interface Rejection {
   eventId: string;
   reason: string;

@@ -3,7 +3,7 @@ import type { EventBatch, RedriveInput, RedriveResult } from '../../workflows/in
 import { applyEventsInTransaction } from './apply-events';
 import type { HandlerRegistry } from './handler';
 
-// Redrive: parked events a handler refused (an unknown account, a business rule) are applied
+// Redrive: parked events a handler refused (a missing row, a business rule) are applied
 // again once their cause is fixed, through the same inbox guard as a delivery from Kafka, in
 // one transaction with the parked rows locked. An event applied (now or by an earlier delivery)
 // marks its parked row redriven; redriving it again finds nothing to do, and even a redrive that

@@ -21,7 +21,7 @@ export const inboxDuplicates = new Counter({
 export const inboxParkedTotal = new Counter({
   registers: [OUTBOX_REGISTRY],
   name: 'inbox_parked_total',
-  help: 'Events a consumer parked instead of applying, by stage: "validation" (malformed, missing fields), "unknown_type" (no handler, with CONSUMER_UNKNOWN_EVENT_TYPES=park), "rejected" (the handler refused it, e.g. an unknown account), "conflict" (same event id, different payload)',
+  help: 'Events a consumer parked instead of applying, by stage: "validation" (malformed, missing fields), "unknown_type" (no handler, with CONSUMER_UNKNOWN_EVENT_TYPES=park), "rejected" (the handler refused it, e.g. a row it refers to is missing), "conflict" (same event id, different payload)',
   labelNames: ['handler', 'stage'] as const,
 });
 
@@ -60,7 +60,7 @@ export function recordHandlerCall(handler: string, events: number, result: { app
   for (const [eventType, applied] of Object.entries(result.appliedByType)) inboxApplied.inc({ handler, event_type: eventType }, applied);
   inboxDuplicates.inc({ handler }, result.duplicates);
   // Newly parked only: a retried or redelivered batch meets the same refusal again. A refusal is
-  // whatever the handler said no to (an unknown account for the credit, a taken key for a
+  // whatever the handler said no to (a missing row it refers to, a taken key for a
   // shipment), so the stage names the outcome, not one handler's reason (that is in the row).
   if (result.rejected) inboxParkedTotal.inc({ handler, stage: 'rejected' }, result.rejected);
   if (result.conflicts) inboxParkedTotal.inc({ handler, stage: 'conflict' }, result.conflicts);

@@ -221,7 +221,7 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
     const cli = (...args: string[]) =>
       run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), 'audit', 'repair', '--since', testStart, '--settle-ms', '0', '--json', ...args], {
         cwd: PROJECT_ROOT,
-        env: { ...process.env, DATABASE_URL: rig!.url, KAFKA_TOPIC: topic!.topic },
+        env: { ...process.env, DATABASE_URL: rig!.url, KAFKA_TOPIC: topic!.topic, AUDIT_CONSUMERS: `${CONSUMER}=payment_confirmed` },
       }).then(
         (r) => ({ code: 0, findings: JSON.parse(r.stdout) as RepairFindings & { republished: number[] } }),
         (e: { code: number; stdout: string }) => ({ code: e.code, findings: JSON.parse(e.stdout) as RepairFindings & { republished: number[] } }),

@@ -54,6 +54,8 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
       AUDIT_SCHEDULE_ID: uniqueName('ui-audit'),
       // Events younger than this may still be on their way through Kafka on a busy machine.
       AUDIT_SETTLE_MS: '30000',
+      // The example consumer's inbox (examples/example-settings.ts) and its handler's type.
+      AUDIT_CONSUMERS: 'payments-credit=payment_confirmed',
     });
     shots = screenshotDir(config.local.cacheDir);
     relay = new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: relayQueue });

@@ -53,6 +53,8 @@ describe('audit (Temporal Schedule) on the real pipeline', function () {
       // Events are settled once the test saw them applied; the window is the default hour.
       AUDIT_SETTLE_MS: '0',
       AUDIT_INTERVAL: '1h',
+      // The example consumer's inbox (examples/example-settings.ts) and its handler's type.
+      AUDIT_CONSUMERS: 'payments-credit=payment_confirmed',
     };
     config = loadConfig({ ...process.env, ...env });
     relay = new RelayProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: relayQueue });

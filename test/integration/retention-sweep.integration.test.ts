@@ -43,8 +43,8 @@ describe('retention sweep (200,000-row outbox)', function () {
     it('deletes exactly the published rows older than the window and reports it', async () => {
       const keep = await untouchable(db);
       assert.equal(keep.length, SHAPE.pending + SHAPE.parked + 3);
-      await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (event_id, processed_at) SELECT 'old-' || g, now() - interval '20 days' FROM generate_series(1, 500) g`);
-      await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (event_id, processed_at) SELECT 'new-' || g, now() - interval '1 day' FROM generate_series(1, 300) g`);
+      await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, processed_at) SELECT 'payments-credit', 'old-' || g, now() - interval '20 days' FROM generate_series(1, 500) g`);
+      await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, processed_at) SELECT 'payments-credit', 'new-' || g, now() - interval '1 day' FROM generate_series(1, 300) g`);
       const countRows = async () => (await db.pool.query(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events`)).rows[0].n as number;
       const before = await countRows();
 

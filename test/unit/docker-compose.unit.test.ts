@@ -14,6 +14,7 @@ import '../../src/observability/consumer-metrics';
 import '../../src/observability/relay-metrics';
 import '../../src/observability/retention-metrics';
 import { WORKER_NODE_ARGS } from '../../workers/node-args';
+import { withExampleSettings } from '../../examples/example-settings';
 
 // No Docker engine runs where the tests run, so this checks what can be checked without one:
 // the file parses, every service waits on real readiness of what it needs, the start step runs
@@ -157,6 +158,15 @@ describe('docker-compose.yml', () => {
       assert.equal(config.temporal.address, `temporal:${services.temporal!.ports![0]!.split(':').at(-1)}`);
     }
     assert.equal(services['temporal-ui']!.environment!.TEMPORAL_ADDRESS, 'temporal:7233');
+  });
+
+  it("runs the payments example under its own names, not the library's neutral defaults", () => {
+    const example = withExampleSettings({});
+    for (const name of APP_SERVICES) {
+      const config = loadStackConfig(services[name]!.environment!);
+      assert.deepEqual([config.kafka.topic, config.kafka.deadLetterTopic, config.kafka.consumerGroup, config.consumer.inboxName], [example.KAFKA_TOPIC, example.KAFKA_DEAD_LETTER_TOPIC, example.CONSUMER_GROUP, example.INBOX_CONSUMER], name);
+      assert.deepEqual(config.audit.consumers, [{ consumer: example.INBOX_CONSUMER, eventTypes: ['payment_confirmed'] }], name);
+    }
   });
 
   it('builds the app containers from the Dockerfile and mounts nothing of the host over /app or its node_modules', () => {

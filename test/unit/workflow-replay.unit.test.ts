@@ -74,6 +74,15 @@ describe('recorded workflow histories replay on the current workflow code', func
     }
   });
 
+  it('has recorded relay runs in session mode, the default: sessions scheduled, continued as new, stopped', () => {
+    const sessionRuns = histories.filter((h) => h.workflowType === RELAY_SHARD_WORKFLOW && h.history.events!.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'relayShardSession'));
+    const { EventType } = temporal.api.enums.v1;
+    const events = new Set(sessionRuns.flatMap((h) => h.history.events!.map((e) => e.eventType)));
+    for (const type of ['EVENT_TYPE_ACTIVITY_TASK_COMPLETED', 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED', 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW'] as const) {
+      assert.ok(events.has(EventType[type]), `the recorded session-mode relay runs never reach ${type} (npm run histories:record records them)`);
+    }
+  });
+
   for (const recorded of histories) {
     it(`${idOf(recorded)} (${recorded.workflowType}) replays`, () => {
       const error = replayed.get(idOf(recorded));

@@ -2,8 +2,8 @@
 // for the replay test (test/unit/workflow-replay.unit.test.ts). One command, against the running
 // stack (`npm run stack:up` first); every run uses a scratch database, topic, task queue and
 // workflow ids of its own, so it never touches the pipeline's data:
-//   npm run histories:record
-// Re-run it at each release (after bumping the version: a new folder beside the older ones) and
+//   npm run histories:record [-- --release v0.2.0]
+// (--release: the folder to write, `v<package.json version>` unless given). Re-run it at each release (after bumping the version: a new folder beside the older ones) and
 // whenever a workflow gains a path the recorded runs do not take. docs/upgrading.md says when.
 import '../../test/kit/quiet-runtime';
 import { Client } from '@temporalio/client';
@@ -16,7 +16,7 @@ import { HandlerRegistry } from '../../src/inbox/handler';
 import { payloadHash } from '../../src/inbox/payload-hash';
 import { paymentConfirmedHandler } from '../../examples/payments/credit-handler';
 import type { EventBatch } from '../../workflows/inbox/contract';
-import { statusQuery, stopSignal } from '../../workflows/relay/contract';
+import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, statusQuery, stopSignal, type RelayShardInput, type RelayShardWorkflow } from '../../workflows/relay/contract';
 import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../../workflows/retention/contract';
 import { createTestDatabase, type TestDatabase } from '../../test/kit/database';
 import { uniqueName } from '../../test/kit/ids';
@@ -61,11 +61,13 @@ async function insertEvents(db: TestDatabase, prefix: string, count: number, pad
 }
 
 /**
- * One relay shard through every path of its loop: full batches, continue-as-new, a short batch,
- * idle waits woken by NOTIFY, a row the broker refuses (backing off with a timer, then parked),
- * and the stop signal.
+ * One relay shard through every path of one of its loops: in local mode (batches as local
+ * activities) full batches, continue-as-new by batches, a short batch; in session mode (the
+ * default: sessions on the placed worker's queue) placement, sessions, continue-as-new by
+ * sessions. Both: idle waits woken by NOTIFY, a row the broker refuses (backing off with a timer,
+ * then parked), and the stop signal while idle.
  */
-async function recordRelay(client: Client): Promise<{ name: string; history: History }[]> {
+async function recordRelay(client: Client, mode: 'local' | 'session'): Promise<{ name: string; history: History }[]> {
   const db = await createTestDatabase();
   const topic = uniqueName('histories-relay');
   const admin = testKafka().admin();
@@ -76,7 +78,10 @@ async function recordRelay(client: Client): Promise<{ name: string; history: His
   const relay = await startInProcessRelay(relayTestConfig(db.url, topic, { RELAY_MAX_ATTEMPTS: '2' }));
   try {
     await insertEvents(db, 'hist-a-', 25);
-    const handle = await startShard(client, relay.taskQueue, { batchSize: 10, maxBatchesPerRun: 2, idleWaitMs: 3000 }, uniqueName('histories-relay-shard-0'));
+    const handle =
+      mode === 'local'
+        ? await startShard(client, relay.taskQueue, { batchSize: 10, maxBatchesPerRun: 2, idleWaitMs: 3000, activityMode: 'local' }, uniqueName('histories-relay-shard-0'))
+        : await startSessionShard(client, relay.taskQueue, uniqueName('histories-relay-session-shard-0'));
     await eventually('the first 25 rows published', async () => (await outboxCounts(db)).pending === 0, 60_000);
     await new Promise((r) => setTimeout(r, 4000)); // at least one idle wait that times out
     await insertEvents(db, 'hist-b-', 5);
@@ -91,13 +96,24 @@ async function recordRelay(client: Client): Promise<{ name: string; history: His
     say(`relay shard: ${JSON.stringify(counters)}`);
     const runs = await historiesOfChain(client, handle.workflowId, handle.firstExecutionRunId);
     if (runs.length < 2) throw new Error(`expected the shard to continue as new at least once, it ran ${runs.length} run(s)`);
-    return runs.map((history, i) => ({ name: `relay-shard-run-${i + 1}${i < runs.length - 1 ? '-continued-as-new' : '-stopped'}`, history }));
+    const prefix = mode === 'local' ? 'relay-shard-run' : 'relay-session-shard-run';
+    return runs.map((history, i) => ({ name: `${prefix}-${i + 1}${i < runs.length - 1 ? '-continued-as-new' : '-stopped'}`, history }));
   } finally {
     await relay.close();
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
     await admin.disconnect();
     await db.drop();
   }
+}
+
+/**
+ * A session-mode shard with small budgets, so that the recording takes every path in seconds:
+ * sessions of at most 2 s that hand back a drained shard after 0.5 s, continue-as-new after
+ * 2 sessions. Started directly: the test kit's startShard has no session settings.
+ */
+function startSessionShard(client: Client, taskQueue: string, workflowId: string) {
+  const input: RelayShardInput = { shardIndex: 0, shardCount: 1, batchSize: 10, idleWaitMs: 3000, activityMode: 'session', sessionMs: 2000, drainGraceMs: 500, maxSessionsPerRun: 2 };
+  return client.workflow.start<RelayShardWorkflow>(RELAY_SHARD_WORKFLOW, { taskQueue, workflowId, workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT, args: [input] });
 }
 
 /** The consumer's workflows: a batch with a repeat and an unknown account, and the per-event one. */
@@ -165,7 +181,7 @@ async function recordRetention(client: Client): Promise<{ name: string; history:
             now() - interval '3 days', CASE WHEN g % 10 = 0 THEN NULL ELSE now() - interval '3 days' END
        FROM generate_series(1, 250) g`,
   );
-  await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (event_id, processed_at) SELECT 'old-' || g, now() - interval '20 days' FROM generate_series(1, 50) g`);
+  await db.pool.query(`INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, processed_at) SELECT 'payments-credit', 'old-' || g, now() - interval '20 days' FROM generate_series(1, 50) g`);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   try {
     const worker = await Worker.create({
@@ -188,10 +204,12 @@ async function recordRetention(client: Client): Promise<{ name: string; history:
 }
 
 async function main() {
-  const release = currentRelease();
+  const at = process.argv.indexOf('--release');
+  const release = at >= 0 ? process.argv[at + 1] : currentRelease();
+  if (!release || !/^v\d+\.\d+\.\d+$/.test(release)) throw new Error(`--release must name a folder like v0.2.0 (got ${JSON.stringify(release)})`);
   const { client, connection } = await testTemporalClient();
   try {
-    const recorded = [...(await recordRelay(client)), ...(await recordCredit()), ...(await recordRetention(client))];
+    const recorded = [...(await recordRelay(client, 'local')), ...(await recordRelay(client, 'session')), ...(await recordCredit()), ...(await recordRetention(client))];
     for (const { name, history } of recorded) {
       const file = writeRecordedHistory(release, name, history);
       say(`${file}: ${history.events?.length ?? 0} events`);

@@ -8,7 +8,8 @@ import { loadStackConfig } from '../local-stack/stack-config';
 // `npm run test:node -- 22` (or 24): the unit tests and a core subset of the integration and
 // end-to-end tests on that Node line, provisioned into the cache from its sha256-pinned PyPI
 // wheel (tools/local-stack/node-release.ts). `npm run test:node -- 24 test/unit/foo.unit.test.ts`
-// runs the given files instead. The whole suite runs on the machine's own Node (`npm test`).
+// runs the given files instead; `npm run test:node -- 22 --all` runs the whole suite there, as
+// `npm test` does on the machine's own Node (about half an hour, too long for CI's budget per line).
 // Everything runs under that Node: the stack's CLI, mocha, and every process a test spawns
 // (its bin directory comes first on PATH).
 
@@ -28,24 +29,39 @@ export const CORE_SUBSET = [
   'test/e2e/readme-example.e2e.test.ts',
 ];
 
+/** The whole suite: the glob `npm test` gives mocha. */
+export const WHOLE_SUITE = ['test/**/*.test.ts'];
+
+/** What to run for the arguments after the Node line: the given files, the whole suite, or the core. */
+export function testFilesFor(args: string[]): string[] | undefined {
+  const all = args.includes('--all');
+  const files = args.filter((a) => a !== '--all');
+  if (all && files.length > 0) return undefined;
+  if (all) return WHOLE_SUITE;
+  return files.length > 0 ? files : CORE_SUBSET;
+}
+
 async function main() {
-  const [line, ...files] = process.argv.slice(2);
-  if (!line || !isNodeLine(line)) {
-    process.stderr.write(`usage: npm run test:node -- <${Object.keys(NODE_WHEELS).join('|')}> [test files…]\n`);
+  const [line, ...rest] = process.argv.slice(2);
+  const files = testFilesFor(rest);
+  if (!line || !isNodeLine(line) || !files) {
+    process.stderr.write(`usage: npm run test:node -- <${Object.keys(NODE_WHEELS).join('|')}> [--all | test files…]\n`);
     process.exit(2);
   }
   const config = loadStackConfig();
   const node = nodeBinary(line, cachePaths(config.local.cacheDir), (m) => process.stdout.write(`[node] ${m}\n`));
   process.stdout.write(`[node] running on ${node} (v${NODE_WHEELS[line].version})\n`);
   const bin = (pkg: string, file: string) => path.join(PROJECT_ROOT, 'node_modules', pkg, file);
-  const args = [bin('tsx', 'dist/cli.mjs'), path.join(PROJECT_ROOT, 'tools', 'cli.ts'), 'stack', 'run', '--', node, bin('mocha', 'bin/mocha.js'), ...(files.length ? files : CORE_SUBSET)];
+  const args = [bin('tsx', 'dist/cli.mjs'), path.join(PROJECT_ROOT, 'tools', 'cli.ts'), 'stack', 'run', '--', node, bin('mocha', 'bin/mocha.js'), ...files];
   const child = spawn(node, args, { cwd: PROJECT_ROOT, stdio: 'inherit', env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` } });
   // Ctrl-C reaches the child through the terminal; it stops the stack it started.
   process.on('SIGINT', () => undefined);
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

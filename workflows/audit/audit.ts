@@ -26,7 +26,7 @@ const FINDINGS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditFindings.name, 
  * that every published event reached every consumer's inbox exactly once or is parked there with
  * a reason, that no event was applied or published that the outbox no longer records (what a
  * failover with asynchronous replication leaves), and that the service's own checks (its
- * invariants, src/audit/check.ts) hold. The report (exact event ids and accounts) is
+ * invariants, src/audit/check.ts) hold. The report (exact event ids and the checks' keys) is
  * the result; the UI shows it as current details, memo and the OutboxAuditStatus /
  * OutboxAuditFindings search attributes (so `OutboxAuditStatus = 'drift'` lists the bad runs).
  */

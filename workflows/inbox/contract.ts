@@ -41,7 +41,7 @@ export interface EventBatchResult {
   applied: number;
   /** Events already in the inbox (earlier delivery, or repeated within this batch). */
   duplicates: number;
-  /** Events a handler refused (e.g. unknown account): parked with the reason, not applied. */
+  /** Events a handler refused (e.g. a missing row): parked with the reason, not applied. */
   rejected: number;
   /** Redeliveries of an applied (or batch-mate) event id with a different payload: parked with both versions. */
   conflicts: number;

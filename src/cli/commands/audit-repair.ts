@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { databaseUrl, loadConfig } from '../../config/env';
 import { createPool } from '../../db/pool';
+import { auditedConsumers } from '../../audit/audited-consumers';
 import { findOnTopicOnly, findRepairs, repairWindow, republishUnapplied, type RepairFindings } from '../../audit/repair';
 import { createKafka } from '../../kafka/client';
 import { topicEventsSince } from '../../kafka/topic-events-since';
@@ -32,7 +33,7 @@ export function registerAuditRepair(audit: Command) {
         if (Date.parse(window.since) < Date.now() - config.retention.windowMs) {
           throw new Error(`--since ${window.since} is older than the outbox's retention window (RETENTION_WINDOW_MS ${config.retention.windowMs} ms): its published rows may be deleted, and their events would look lost`);
         }
-        const findings: RepairFindings = await findRepairs(pool, { consumers: config.audit.consumers, window, createdBeforeMarginMs: config.audit.windowMs });
+        const findings: RepairFindings = await findRepairs(pool, { consumers: auditedConsumers(config), window, createdBeforeMarginMs: config.audit.windowMs });
         if (o.topic) {
           const onTopic = await topicEventsSince(createKafka(config, 'outbox-audit-repair'), config.kafka.topic, new Date(window.since), TOPIC_READ_TIMEOUT_MS);
           findings.onTopicOnly = await findOnTopicOnly(pool, onTopic);

@@ -76,7 +76,7 @@ export function registerInboxCommands(program: Command) {
 
   inbox
     .command('redrive')
-    .description('apply parked events again once their cause is fixed (e.g. the missing account now exists): through the inbox, so each is credited once however often redriven')
+    .description('apply parked events again once their cause is fixed (e.g. the missing row now exists): through the inbox, so each is applied once however often redriven')
     .option('--id <ids...>', 'parked row ids (the first column of `inbox parked --json`: id)')
     .option('--all', 'every parked event of the consumer not yet redriven')
     .option('--consumer <name>', 'the inbox consumer (default: INBOX_CONSUMER)')
