@@ -54,7 +54,7 @@ function delta(a: Counts, b: Counts) {
 
 const xactCommit = async (pool: AnyModule) => Number((await pool.query('SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0].n);
 
-/** Every run of each workflow (continue-as-new included): workflow tasks, activity tasks, local-activity markers, all events. */
+/** Every run of each workflow (continue-as-new included): workflow tasks, activity tasks, markers (local activities, and each patch once per run), all events. */
 async function temporalCounts(client: Client, query: string) {
   const totals = { runs: 0, workflowTasks: 0, activityTasks: 0, localActivities: 0, historyEvents: 0 };
   for await (const run of client.workflow.list({ query })) {
