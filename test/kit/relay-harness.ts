@@ -84,6 +84,8 @@ export interface ShardOptions {
   maxBatchesPerRun?: number;
   idleWaitMs?: number;
   drainGraceMs?: number;
+  /** A relay session's length (the workflow's default, 30 s, when unset). */
+  sessionMs?: number;
   /** Default (unset) is the workflow's own default, relay sessions. */
   activityMode?: RelayActivityMode;
 }
@@ -104,7 +106,7 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
     taskQueue,
     workflowId,
     workflowTaskTimeout: RELAY_WORKFLOW_TASK_TIMEOUT,
-    args: [{ shardIndex: opts.shardIndex ?? 0, shardCount: opts.shardCount ?? 1, batchSize: opts.batchSize ?? 100, maxBatchesPerRun: opts.maxBatchesPerRun, idleWaitMs: opts.idleWaitMs, drainGraceMs: opts.drainGraceMs, activityMode: opts.activityMode }],
+    args: [{ shardIndex: opts.shardIndex ?? 0, shardCount: opts.shardCount ?? 1, batchSize: opts.batchSize ?? 100, maxBatchesPerRun: opts.maxBatchesPerRun, idleWaitMs: opts.idleWaitMs, drainGraceMs: opts.drainGraceMs, sessionMs: opts.sessionMs, activityMode: opts.activityMode }],
   });
 }
 

@@ -62,6 +62,12 @@ export const RELAY_SESSIONS_PATCH = 'relay-sessions';
  * of a new run, placement, session and connection each time; recorded runs replay the old rule.
  */
 export const RELAY_SESSION_RUN_BUDGET_PATCH = 'relay-session-run-budget';
+/**
+ * A session that ran out of its time or batch budget hands the shard straight to a new session on
+ * the same worker, without placing it again: placement is an activity on the shared queue, a
+ * round trip through Temporal that every 30 s handover paid. Recorded runs replay placing each time.
+ */
+export const RELAY_SESSION_KEEPS_WORKER_PATCH = 'relay-session-keeps-worker';
 
 export const statusQuery = defineQuery<RelayStatus>('status');
 /** Finish the current batch, then complete: the first step of a reshard or a clean shutdown. */

@@ -34,11 +34,16 @@ export class ShardPlacement {
 
   /** The worker for the next session (none when no relay worker is live), and the workers left out. */
   async place(): Promise<{ place: PlaceRelayShardOutput; avoid: string[] }> {
-    const now = Date.now();
-    const avoid = [...this.avoidUntil].filter(([, until]) => until > now).map(([workerId]) => workerId);
+    const avoid = this.avoiding();
     const input = { shardIndex: this.input.shardIndex, shardCount: this.input.shardCount, avoid };
     const place = patched(PLACE_ON_ANY_WORKER) ? await placeOnAnyWorker(input) : await placeRelayShard(input);
     return { place, avoid };
+  }
+
+  /** The workers left out now (their session timed out lately). */
+  avoiding(): string[] {
+    const now = Date.now();
+    return [...this.avoidUntil].filter(([, until]) => until > now).map(([workerId]) => workerId);
   }
 
   /** A session on `workerId` timed out: the worker may be dead or hung; place elsewhere for a while. */

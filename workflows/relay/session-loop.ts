@@ -1,8 +1,8 @@
 import { patched, workflowInfo } from '@temporalio/workflow';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
-import type { RelaySessionOutput } from '../../activities/relay/types';
+import type { PlaceRelayShardOutput, RelaySessionOutput } from '../../activities/relay/types';
 import { continueAsNewShard, DEFAULT_MAX_BATCHES_PER_RUN, DEFAULT_MAX_SESSIONS_PER_RUN } from './continue-as-new';
-import { RELAY_FAILURES, RELAY_SESSION_RUN_BUDGET_PATCH } from './contract';
+import { RELAY_FAILURES, RELAY_SESSION_KEEPS_WORKER_PATCH, RELAY_SESSION_RUN_BUDGET_PATCH } from './contract';
 import { waitWhileIdle } from './idle-wait';
 import { holdWhilePaused } from './pause';
 import { ShardPlacement } from './placement';
@@ -27,10 +27,16 @@ export async function relayBySessions(run: ShardRun): Promise<void> {
   const batchBudget = budgetBySessions ? input.maxBatchesPerRun : (input.maxBatchesPerRun ?? DEFAULT_MAX_BATCHES_PER_RUN);
   const maxSessionsPerRun = budgetBySessions ? (input.maxSessionsPerRun ?? DEFAULT_MAX_SESSIONS_PER_RUN) : Infinity;
   let sessionsThisRun = 0;
+  // Where the last session ran, when it ended only because its budget was spent: the worker was
+  // relaying the shard a moment ago, so the next session goes there without a placement round
+  // trip. The session checks on arrival that the worker still owns the shard ('moved' if not:
+  // then it is placed as usual), and any other ending places it afresh.
+  let keptPlace: PlaceRelayShardOutput | undefined;
   while (!run.stopRequested) {
     const budgetSpent = (batchBudget !== undefined && status.batchesThisRun >= batchBudget) || sessionsThisRun >= maxSessionsPerRun;
     if (budgetSpent || workflowInfo().continueAsNewSuggested) await continueAsNewShard(run);
     if (run.paused) {
+      keptPlace = undefined;
       await holdWhilePaused(run);
       continue;
     }
@@ -39,7 +45,8 @@ export async function relayBySessions(run: ShardRun): Promise<void> {
       if ((await waitWhileIdle(run)) !== 'pending') continue;
       drained = false;
     }
-    const { place, avoid } = await placement.place();
+    const { place, avoid } = keptPlace ? { place: keptPlace, avoid: placement.avoiding() } : await placement.place();
+    keptPlace = undefined;
     if (!place.taskQueue) {
       // No relay worker has heartbeated lately (they cannot reach PostgreSQL): look again soon.
       failureStreak += 1;
@@ -75,6 +82,8 @@ export async function relayBySessions(run: ShardRun): Promise<void> {
     if (!result) continue;
     failureStreak = 0;
     drained = recordSession(run, result);
+    const { ended } = result as RelaySessionOutput;
+    if ((ended === 'time-up' || ended === 'batch-budget') && patched(RELAY_SESSION_KEEPS_WORKER_PATCH)) keptPlace = place;
     // A session is already many batches (or 30 s): its end is when the list's counters move.
     // Counting batches for this, as local mode does, would rarely hit a multiple of 10 here.
     run.report('running', true);
