@@ -8,3 +8,7 @@ export { defineEventHandler, type DefinedEventHandler, type EventData, type Even
 export type { EventEnqueueOptions, EventPayload } from '../events/prepare-enqueue';
 export { EVENT_VERSION_HEADER } from '../events/version-header';
 export type { JsonSchema } from '../events/json-schema';
+// The AsyncAPI 3.0 document (`npx temporal-outbox asyncapi --module <your module>`).
+export type { AsyncApiSource } from '../asyncapi/source';
+export { buildAsyncApiDocument } from '../asyncapi/build-document';
+export type { AsyncApiExtension, MessageContext } from '../asyncapi/extensions';
