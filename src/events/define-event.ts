@@ -61,7 +61,7 @@ export interface EvolveSpec<S extends z.ZodObject, N extends z.ZodObject> {
   version?: number;
   schema: N;
   upcast?: (previous: z.output<S>) => z.input<N>;
-  /** Default: the previous version's key function, when the field it reads is still there. */
+  /** Default: the previous version's key function (give a new one when the field it reads was renamed). */
   key?: (payload: z.input<N>) => string;
   description?: string;
 }

@@ -5,9 +5,10 @@ export type JsonSchema = { [keyword: string]: unknown };
 
 /**
  * The standard JSON Schema of an event's payload as a producer writes it (zod's "input" side: a
- * default or a transform is not yet applied). A schema JSON Schema cannot express (a transform's
- * output, a bigint, a custom check) is refused here, when the type is defined, instead of
- * publishing a document that says less than the code checks.
+ * default or a transform is not yet applied). A type JSON Schema cannot express (a Date, a
+ * bigint) is refused here, when the type is defined, rather than published as "anything". A
+ * `.refine()` is not refused but is absent from the JSON Schema (zod leaves it out):
+ * docs/events.md says to keep such rules in the handler's `check`.
  */
 export function payloadJsonSchema(type: string, version: number, schema: z.ZodType): JsonSchema {
   let json: JsonSchema;
