@@ -18,13 +18,22 @@ import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { NativeConnection } from '@temporalio/worker';
 import { workflowCode } from './temporal-worker';
 import { onAbort, poolConnectionSettings, type WorkerOptions } from './worker-options';
+import type { EventCatalog } from '../src/events/catalog';
 
 // One relay worker: runs relay shard workflows, and the relay sessions of the shards placed on
 // it. Any number of these may run: each registers in outbox_relay_workers, the shards spread over
 // the live ones (docs/relay.md, "Where shards run"), so adding a process adds capacity, and a
 // shard's advisory lock keeps two sessions of one shard from relaying at once.
 
-export type RelayWorkerOptions = WorkerOptions;
+export interface RelayWorkerOptions extends WorkerOptions {
+  /**
+   * issue 34 (events): the service's event types (defineEventCatalog). Given, the relay parks a
+   * row of a known type whose payload its schema refuses, with the schema's message, instead of
+   * publishing it; other rows are untouched. Unset: payloads are checked only for what every
+   * event needs (docs/events.md).
+   */
+  events?: EventCatalog;
+}
 
 /** Test hooks, reachable from this module only (the package exports runRelayWorker). */
 export interface RelayWorkerHooks {
@@ -73,7 +82,7 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
             namespace: config.temporal.namespace,
             taskQueue,
             workflowBundle: { code },
-            deps: { pool, producer, config, listener },
+            deps: { pool, producer, config, listener, events: options.events },
             sessionDatabase: dedicated,
             wrapActivities: hooks.wrapActivities,
             // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).

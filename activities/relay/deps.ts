@@ -1,6 +1,7 @@
 import type { Producer } from 'kafkajs';
 import type { Config } from '../../src/config/env';
 import type { SqlExecutor } from '../../src/db/executor';
+import type { EventCatalog } from '../../src/events/catalog';
 import type { BytesInFlight } from './bytes-in-flight';
 import type { PendingListener } from './pending-listener';
 import type { SharedRoundTrips } from './shared-round-trips';
@@ -15,6 +16,8 @@ export interface RelayActivityDeps {
   bytesInFlight?: BytesInFlight;
   /** The per-batch statements and Kafka requests, shared by the process's shards (createRelayActivities makes one per process). */
   roundTrips?: SharedRoundTrips;
+  /** issue 34 (events): the service's event types; a row its schema refuses is parked (publish-batch.ts). */
+  events?: EventCatalog;
 }
 
 /** What the publish and mark steps get: the process's one set of shared round trips, never one of their own. */

@@ -9,6 +9,7 @@ import { parkRows } from '../../src/outbox/queries/park-rows';
 import type { PendingRow } from '../../src/outbox/queries/read-pending-rows';
 import { recordFailures } from '../../src/outbox/queries/record-failures';
 import type { RelayStepDeps } from './deps';
+import { schemaRefusal } from './schema-refusal';
 import { loadWithinByteBudget } from './load-within-budget';
 import { describeError, isRecordRejection } from './send-errors';
 import type { PublishBatchInput, PublishBatchOutput } from './types';
@@ -25,7 +26,7 @@ interface Sendable {
   bytes: number;
 }
 
-export function createPublishBatch({ pool, config, bytesInFlight, roundTrips }: RelayStepDeps) {
+export function createPublishBatch({ pool, config, bytesInFlight, roundTrips, events }: RelayStepDeps) {
   // Each row goes to the topic its event type is routed to (KAFKA_TOPIC_ROUTES, else KAFKA_TOPIC).
   const topicOf = (item: Sendable) => topicForEventType(config.kafka, item.row.eventType);
   // CloudEvents per topic (kafka.cloudEvents): the content mode of the row's topic, if it has one.
@@ -115,8 +116,10 @@ export function createPublishBatch({ pool, config, bytesInFlight, roundTrips }: 
       const invalid: { id: number; reason: string }[] = [];
       for (const row of rows) {
         const check = toKafkaMessage(row, config.kafka.maxMessageBytes, cloudEventsOf(row));
-        if (check.ok) sendable.push({ row, message: check.message, bytes: check.bytes });
-        else invalid.push({ id: row.id, reason: check.reason });
+        // issue 34 (events): with the service's catalog, a payload its type's schema refuses is parked too.
+        const refused = check.ok && events ? schemaRefusal(events, row, check.message) : undefined;
+        if (check.ok && refused === undefined) sendable.push({ row, message: check.message, bytes: check.bytes });
+        else invalid.push({ id: row.id, reason: check.ok ? refused! : check.reason });
       }
       if (invalid.length > 0) {
         // Permanent by nature (no retry fixes a payload), so parked at once with the reason.

@@ -1,5 +1,5 @@
 import { enqueue, type SqlExecutor } from 'temporal-outbox';
-import { PAYMENT_CONFIRMED } from './event-types';
+import { PaymentConfirmed } from './event-types';
 import { assertPaymentId } from './validate';
 
 export type ConfirmPaymentResult =
@@ -29,10 +29,7 @@ export async function confirmPayment(db: SqlExecutor, input: { paymentId: string
     return { confirmed: false, reason: found.rowCount === 0 ? 'not_found' : 'already_confirmed' };
   }
   const accountId = Number(row.account_id);
-  const { id, eventId } = await enqueue(db, {
-    eventType: PAYMENT_CONFIRMED,
-    payload: { type: PAYMENT_CONFIRMED, account_id: accountId, amount: Number(row.amount) },
-    key: String(accountId),
-  });
+  // Typed: the compiler checks the payload against the type's schema; the key is the account (event-types.ts).
+  const { id, eventId } = await enqueue(db, PaymentConfirmed, { account_id: accountId, amount: Number(row.amount) });
   return { confirmed: true, eventId, outboxId: id };
 }

@@ -8,6 +8,7 @@ export {
   type InboxEvent,
   type Rejection,
   type Validation,
+  type ValidationContext,
 } from '../inbox/handler';
 export { runConsumerWorker, type ConsumerWorkerOptions } from '../../workers/consumer.worker';
 // For a handler's validate: an offending value, quoted and shortened, to put in a rejection reason.

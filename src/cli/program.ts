@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config/env';
+import { registerAsyncApiCommand } from './commands/asyncapi';
 import { registerAuditCommands } from './commands/audit';
 import { registerInboxCommands } from './commands/inbox';
 import { registerDoctorCommand } from './commands/doctor';
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerRetentionCommands(program);
   registerDoctorCommand(program);
   registerAuditCommands(program);
+  registerAsyncApiCommand(program);
   // Deprecated settings still work; each command run names their replacements once, on stderr.
   program.hook('preAction', () => {
     try {

@@ -198,7 +198,8 @@ async function prepareChunk(deps: BatchHandlerDeps, topic: string, partition: nu
       }
       continue;
     }
-    const checked = handler.validate(envelope.payload);
+    // issue 34 (events): the message's headers reach validate (an event definition reads event-version).
+    const checked = handler.validate(envelope.payload, { header: (name) => headerText(message, name) });
     if (!checked.ok) {
       invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: checked.reason, rawValue: textOf(message), deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
       continue;

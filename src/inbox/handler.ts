@@ -7,6 +7,15 @@ import type { SqlExecutor } from '../db/executor';
 /** What a handler's `validate` returns: the event's data (JSON-serialisable), or why it is bad. */
 export type Validation<T> = { ok: true; data: T } | { ok: false; reason: string };
 
+/**
+ * What `validate` may read of the message beside its payload (issue 34: an event definition's
+ * handler reads the `event-version` header, src/events/version-header.ts).
+ */
+export interface ValidationContext {
+  /** A header's (first) value as text; undefined when the message has none. */
+  header(name: string): string | undefined;
+}
+
 /** One event as a handler sees it, after the envelope and the handler's own validation passed. */
 export interface InboxEvent<T> {
   eventId: string;
@@ -37,7 +46,7 @@ export interface EventHandler<T = unknown> {
    * Temporal history, so keep it small and JSON-serialisable. A bad payload is parked with the
    * reason and copied to the dead-letter topic; it never reaches `apply`.
    */
-  validate(payload: Record<string, unknown>): Validation<T>;
+  validate(payload: Record<string, unknown>, context?: ValidationContext): Validation<T>;
   /**
    * Applies one event inside the library's transaction, after the inbox row for it was inserted
    * (so it runs at most once per consumer). Return `{ rejected: reason }` to park the event

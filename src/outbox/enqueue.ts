@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { inSchema } from '../db/schema';
 import { activeSpanContext, headersFromContext, outboxTracer, TRACE_HEADERS } from '../observability/trace-context';
+// issue 34 (events): the typed form of enqueue.
+import type { z } from 'zod';
+import { isEventDefinition, type AnyEventDefinition, type EventDefinition } from '../events/define-event';
+import { prepareEvent, type EventEnqueueOptions, type EventPayload } from '../events/prepare-enqueue';
 
 /**
  * Transaction-scoped advisory lock space for "one key's events take ids in commit order".
@@ -80,8 +84,22 @@ const ENQUEUE_SQL = `
 /**
  * Inserts one outbox event with the caller's executor, i.e. inside the caller's transaction:
  * it commits or rolls back together with the business change it describes.
+ *
+ * Typed form (issue 34, src/events/): `enqueue(tx, OrderPlaced, payload, options?)` with an
+ * event definition (defineEvent): the compiler checks the payload against the schema, and a
+ * payload the schema refuses throws EnqueueValidationError with the schema's message.
  */
-export async function enqueue(db: EnqueueExecutor, input: EnqueueInput, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+export function enqueue<S extends z.ZodObject>(db: EnqueueExecutor, event: EventDefinition<S>, payload: EventPayload<S>, options?: EventEnqueueOptions): Promise<EnqueueResult>;
+export function enqueue(db: EnqueueExecutor, input: EnqueueInput, options?: EnqueueOptions): Promise<EnqueueResult>;
+export async function enqueue(db: EnqueueExecutor, inputOrEvent: EnqueueInput | AnyEventDefinition, ...rest: unknown[]): Promise<EnqueueResult> {
+  if (isEventDefinition(inputOrEvent)) {
+    const options = (rest[1] ?? {}) as EventEnqueueOptions;
+    const prepared = prepareEvent(inputOrEvent, rest[0] as EventPayload<z.ZodObject>, options);
+    if (!prepared.ok) throw new EnqueueValidationError(prepared.reason);
+    return enqueue(db, prepared.input, options.schema === undefined ? {} : { schema: options.schema });
+  }
+  const input = inputOrEvent;
+  const options = (rest[0] ?? {}) as EnqueueOptions;
   const payload = validate(input);
   const sql = inSchema(ENQUEUE_SQL, options.schema);
   const eventId = payload.event_id as string;

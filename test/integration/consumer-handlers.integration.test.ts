@@ -105,7 +105,7 @@ describe('consumer: handlers per event type, routed topics, unknown types', func
     assert.deepEqual(parked.rows[0], { event_id: 'pay-3', reason: 'unknown account' });
     assert.equal(parked.rows[1].event_id, 'ship-2');
     assert.match(parked.rows[1].reason, /^order_shipped handler failed: duplicate key value violates unique constraint "shipments_pkey"$/);
-    assert.deepEqual(parked.rows[2], { event_id: 'ship-3', reason: 'carrier must be a non-empty string (got "")' });
+    assert.deepEqual(parked.rows[2], { event_id: 'ship-3', reason: 'order_shipped v1: carrier: must be a non-empty string of at most 200 characters (got "")' });
 
     const skipped = await db.pool.query(`SELECT event_type, skipped::int FROM temporal_outbox.inbox_skipped_event_types WHERE consumer = 'both' ORDER BY event_type`);
     assert.deepEqual(skipped.rows, [

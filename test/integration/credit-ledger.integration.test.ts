@@ -19,7 +19,7 @@ describe('payment credit handler: the credit ledger', () => {
     topicIndex: events.map(() => 0),
     partitions: events.map((e) => e.partition),
     offsets: events.map((e) => e.offset),
-    data: events.map((e) => ({ accountId: e.account, amount: e.amount })),
+    data: events.map((e) => ({ account_id: e.account, amount: Number(e.amount) })),
     payloadHashes: events.map((e) => `h-${e.id}`),
   });
   const ledger = async () =>

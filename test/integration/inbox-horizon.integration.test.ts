@@ -45,7 +45,7 @@ describe('inbox retention horizon', () => {
       const handlers = new HandlerRegistry([paymentConfirmedHandler({ maxCreditAmount: 1_000_000 })]);
       const redelivered = await applyEvents(db.pool, handlers, {
         consumer: 'payments-credit', topics: ['t'], eventIds: ['new-1', 'old-1'], eventTypes: ['payment_confirmed', 'payment_confirmed'], topicIndex: [0, 0],
-        partitions: [0, 0], offsets: ['0', '1'], data: [{ accountId: '1', amount: '10' }, { accountId: '1', amount: '20' }], payloadHashes: ['h-new-1', 'h-old-1'],
+        partitions: [0, 0], offsets: ['0', '1'], data: [{ account_id: '1', amount: 10 }, { account_id: '1', amount: 20 }], payloadHashes: ['h-new-1', 'h-old-1'],
       });
       // The kept row has no payload hash (written before hashes existed): a plain duplicate.
       assert.deepEqual(redelivered, { applied: 1, appliedByType: { payment_confirmed: 1 }, duplicates: 1, rejected: 0, conflicts: 0 }, 'a kept id still dedupes; a pruned one is new again (why the horizon must outlive redelivery)');

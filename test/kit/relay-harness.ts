@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { IHeaders, Kafka } from 'kafkajs';
 import { RELAY_SHARD_WORKFLOW, RELAY_WORKFLOW_TASK_TIMEOUT, type RelayActivityMode, type RelayShardWorkflow } from '../../workflows/relay/contract';
-import { PendingListener, PendingScanBounds, type RelayActivities } from '../../activities/relay';
+import { PendingListener, PendingScanBounds, type RelayActivities, type RelayActivityDeps } from '../../activities/relay';
 import { createRelayWorkerSet } from '../../workers/relay-worker-set';
 import { RelayWorkerProcess } from './relay-worker-process';
 import { databaseUrl, loadConfig, type Config } from '../../src/config/env';
@@ -43,7 +43,7 @@ export interface InProcessRelay {
 }
 
 /** A relay worker inside this process, on config.relay.taskQueue, with the production activities. */
-export async function startInProcessRelay(config: Config): Promise<InProcessRelay> {
+export async function startInProcessRelay(config: Config, extra: Pick<RelayActivityDeps, 'events'> = {}): Promise<InProcessRelay> {
   const pool = createPool(databaseUrl(config), { schema: config.database.schema, max: 10, application_name: 'testkit-relay-worker' });
   const listener = new PendingListener(databaseUrl(config));
   const producer = createRelayProducer(createKafka(config, uniqueName('relay-test')));
@@ -55,7 +55,7 @@ export async function startInProcessRelay(config: Config): Promise<InProcessRela
     namespace: config.temporal.namespace,
     taskQueue: config.relay.taskQueue!,
     workflowBundle: await relayBundle(),
-    deps: { pool, producer, config, listener },
+    deps: { pool, producer, config, listener, ...extra },
     sessionDatabase: databaseUrl(config),
     bounds,
     shutdownGraceTime: '2 seconds',

@@ -1,31 +1,31 @@
 import assert from 'node:assert/strict';
 import { canonicalJson, payloadHash } from '../../src/inbox/payload-hash';
 import { validateEnvelope } from '../../src/inbox/validate-envelope';
-import { validateCredit } from '../../examples/payments/validate-credit';
-import { validateShipment } from '../../examples/shipping/order-shipped-handler';
+import { paymentConfirmedHandler } from '../../examples/payments/credit-handler';
+import { orderShippedHandler } from '../../examples/shipping/order-shipped-handler';
 
-const limits = { maxCreditAmount: 1_000_000 };
-/** Envelope first, then the credit handler's own check: what the consumer does for payment_confirmed. */
+const credits = paymentConfirmedHandler({ maxCreditAmount: 1_000_000 });
+/** Envelope first, then the credit handler's validate (the type's schema, then its limits): what the consumer does for payment_confirmed. */
 const check = (value: unknown, headers?: Record<string, string>) => {
   const envelope = validateEnvelope({ value: typeof value === 'string' ? value : JSON.stringify(value), headers });
   if (!envelope.ok) return envelope;
-  const credit = validateCredit(envelope.payload, limits);
+  const credit = credits.validate(envelope.payload);
   return credit.ok ? { ok: true, eventId: envelope.eventId, eventType: envelope.eventType, data: credit.data } : credit;
 };
 
-describe('validateEnvelope + validateCredit', () => {
-  it('accepts the seed event and keeps amounts as exact decimal strings', () => {
+describe('validateEnvelope + the payment_confirmed handler', () => {
+  it('accepts the seed event; account ids come out as exact decimal strings', () => {
     assert.deepEqual(check({ event_id: 'evt_9f2', type: 'payment_confirmed', account_id: 42, amount: 500 }), {
       ok: true,
       eventId: 'evt_9f2',
       eventType: 'payment_confirmed',
-      data: { accountId: '42', amount: '500' },
+      data: { account_id: '42', amount: 500 },
     });
   });
 
   it('accepts account ids beyond 2^53 when they travel as strings', () => {
     const r = check({ event_id: 'e', type: 'payment_confirmed', account_id: '9223372036854775807', amount: 1 });
-    assert.deepEqual(r, { ok: true, eventId: 'e', eventType: 'payment_confirmed', data: { accountId: '9223372036854775807', amount: '1' } });
+    assert.deepEqual(r, { ok: true, eventId: 'e', eventType: 'payment_confirmed', data: { account_id: '9223372036854775807', amount: 1 } });
   });
 
   const bad: [string, unknown, RegExp][] = [
@@ -34,10 +34,11 @@ describe('validateEnvelope + validateCredit', () => {
     ['missing event id', { type: 'payment_confirmed', account_id: 1, amount: 1 }, /^missing event id$/],
     ['numeric event id', { event_id: 7, type: 'payment_confirmed', account_id: 1, amount: 1 }, /^event id must be a string$/],
     ['non-string type', { event_id: 'e', type: 7, account_id: 1, amount: 1 }, /^event type must be a string \(got 7\)$/],
-    ['missing account', { event_id: 'e', type: 'payment_confirmed', amount: 1 }, /^missing account id$/],
-    ['account too big', { event_id: 'e', type: 'payment_confirmed', account_id: '99999999999999999999', amount: 1 }, /^account id must be a positive integer/],
-    ['fractional amount', { event_id: 'e', type: 'payment_confirmed', account_id: 1, amount: 0.5 }, /^amount must be a positive safe integer/],
-    ['unsafe amount', { event_id: 'e', type: 'payment_confirmed', account_id: 1, amount: 2 ** 60 }, /^amount must be a positive safe integer/],
+    ['missing account', { event_id: 'e', type: 'payment_confirmed', amount: 1 }, /^payment_confirmed v1: account_id: missing$/],
+    ['account too long', { event_id: 'e', type: 'payment_confirmed', account_id: '99999999999999999999', amount: 1 }, /^payment_confirmed v1: account_id: must be a positive integer/],
+    ['account beyond bigint', { event_id: 'e', type: 'payment_confirmed', account_id: '9223372036854775808', amount: 1 }, /^account id 9223372036854775808 is beyond the largest bigint$/],
+    ['fractional amount', { event_id: 'e', type: 'payment_confirmed', account_id: 1, amount: 0.5 }, /^payment_confirmed v1: amount: must be a positive safe integer in minor units \(got 0\.5\)$/],
+    ['unsafe amount', { event_id: 'e', type: 'payment_confirmed', account_id: 1, amount: 2 ** 60 }, /^payment_confirmed v1: amount: must be a positive safe integer/],
     ['absurd amount', { event_id: 'e', type: 'payment_confirmed', account_id: 1, amount: 1_000_001 }, /^amount 1000001 exceeds the maximum credit of 1000000$/],
   ];
   for (const [name, value, reason] of bad) {
@@ -54,16 +55,23 @@ describe('validateEnvelope + validateCredit', () => {
   });
 });
 
-describe('validateShipment', () => {
-  it('accepts an order_shipped payload and normalises the timestamp', () => {
-    assert.deepEqual(validateShipment({ order_id: 'o-1', carrier: 'DHL', tracking_number: 'T1', shipped_at: '2026-12-03T10:00:00+01:00' }), {
+describe('the order_shipped handler', () => {
+  const shipments = orderShippedHandler();
+  it('accepts an order_shipped payload (the timestamp is normalised when applied)', () => {
+    assert.deepEqual(shipments.validate({ event_id: 's', type: 'order_shipped', order_id: 'o-1', carrier: 'DHL', tracking_number: 'T1', shipped_at: '2026-12-03T10:00:00+01:00' }), {
       ok: true,
-      data: { orderId: 'o-1', carrier: 'DHL', trackingNumber: 'T1', shippedAt: '2026-12-03T09:00:00.000Z' },
+      data: { order_id: 'o-1', carrier: 'DHL', tracking_number: 'T1', shipped_at: '2026-12-03T10:00:00+01:00' },
     });
   });
   it('names the bad field', () => {
-    assert.deepEqual(validateShipment({ order_id: 'o-1', carrier: '', tracking_number: 'T1', shipped_at: '2026-12-03T10:00:00Z' }), { ok: false, reason: 'carrier must be a non-empty string (got "")' });
-    assert.deepEqual(validateShipment({ order_id: 'o-1', carrier: 'DHL', tracking_number: 'T1', shipped_at: 'yesterday' }), { ok: false, reason: 'shipped_at must be an ISO 8601 timestamp (got "yesterday")' });
+    assert.deepEqual(shipments.validate({ order_id: 'o-1', carrier: '', tracking_number: 'T1', shipped_at: '2026-12-03T10:00:00Z' }), {
+      ok: false,
+      reason: 'order_shipped v1: carrier: must be a non-empty string of at most 200 characters (got "")',
+    });
+    assert.deepEqual(shipments.validate({ order_id: 'o-1', carrier: 'DHL', tracking_number: 'T1', shipped_at: 'yesterday' }), {
+      ok: false,
+      reason: 'order_shipped v1: shipped_at: must be an ISO 8601 timestamp (got "yesterday")',
+    });
   });
 });
 

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Parser } from '@asyncapi/parser';
+import { buildAsyncApiDocument, loadConfig } from 'temporal-outbox';
+import { PROJECT_ROOT } from '../../src/config/env';
+import { asyncApi as paymentsExample } from '../../examples/payments/asyncapi';
+import { OrderPlacedV2 } from '../fixtures/events/order-placed';
+import { placedOrderHandler } from '../fixtures/events/placed-orders';
+
+// The AsyncAPI 3.0 document: valid by @asyncapi/parser, and the committed one of the example
+// (examples/payments/asyncapi.json) the same as the code produces now. Regenerate it with:
+//   KAFKA_TOPIC_ROUTES=order_shipped=orders.events npx tsx src/cli/main.ts asyncapi --module examples/payments/asyncapi.ts --out examples/payments/asyncapi.json
+const COMMITTED = path.join(PROJECT_ROOT, 'examples', 'payments', 'asyncapi.json');
+const EXAMPLE_ENV = { KAFKA_TOPIC_ROUTES: 'order_shipped=orders.events' };
+
+async function problems(document: unknown): Promise<string[]> {
+  const { diagnostics } = await new Parser().parse(JSON.stringify(document));
+  // Severity 0 = error, 1 = warning; 2 and 3 are hints (such as "3.1.0 exists").
+  return diagnostics.filter((d) => d.severity <= 1).map((d) => `${d.code}: ${d.message} at ${d.path.join('.')}`);
+}
+
+describe('the AsyncAPI document', function () {
+  this.timeout(60_000);
+
+  it("the example's document is valid AsyncAPI 3.0: channels are topics, messages the types, operations sends and receives", async () => {
+    const document = buildAsyncApiDocument(paymentsExample, loadConfig(EXAMPLE_ENV));
+    assert.deepEqual(await problems(document), []);
+    const parsed = (await new Parser().parse(JSON.stringify(document))).document!;
+    assert.deepEqual(parsed.channels().all().map((c) => c.address()).sort(), ['orders.events', 'payments.events']);
+    assert.deepEqual(parsed.operations().all().map((o) => `${o.action()} ${o.channels().all()[0]!.address()} ${o.messages().all().map((m) => m.name()).join(',')}`).sort(), [
+      'receive orders.events order_shipped',
+      'receive payments.events payment_confirmed',
+      'send orders.events order_shipped',
+      'send payments.events payment_confirmed',
+    ]);
+    const credit = parsed.messages().all().find((m) => m.name() === 'payment_confirmed')!;
+    assert.deepEqual(credit.payload()!.required(), ['event_id', 'account_id', 'amount']);
+    assert.equal(credit.payload()!.properties()!.amount!.type(), 'integer');
+  });
+
+  it('the committed example document is what the code produces now', () => {
+    const fresh = `${JSON.stringify(buildAsyncApiDocument(paymentsExample, loadConfig(EXAMPLE_ENV)), null, 2)}\n`;
+    assert.equal(fs.readFileSync(COMMITTED, 'utf8'), fresh, 'examples/payments/asyncapi.json is stale: regenerate it (command at the top of this test)');
+  });
+
+  it('`temporal-outbox asyncapi --module` writes that document', async () => {
+    const out = path.join(os.tmpdir(), `asyncapi-${process.pid}.json`);
+    try {
+      await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'asyncapi', '--module', 'examples/payments/asyncapi.ts', '--out', out], {
+        cwd: PROJECT_ROOT,
+        env: { PATH: process.env.PATH, ...EXAMPLE_ENV },
+        timeout: 30_000,
+      });
+      assert.equal(fs.readFileSync(out, 'utf8'), fs.readFileSync(COMMITTED, 'utf8'));
+    } finally {
+      fs.rmSync(out, { force: true });
+    }
+  });
+
+  it('every version of a type is a message; the send is the newest, the receive reads them all', async () => {
+    const document = buildAsyncApiDocument({ events: [OrderPlacedV2], handlers: [placedOrderHandler] }, loadConfig({ KAFKA_TOPIC: 'orders' }));
+    assert.deepEqual(await problems(document), []);
+    const operations = document.operations as Record<string, { messages: { $ref: string }[] }>;
+    assert.deepEqual(operations.send_order_placed!.messages, [{ $ref: '#/channels/orders/messages/order_placed.v2' }]);
+    assert.deepEqual(operations.receive_order_placed!.messages.map((m) => m.$ref), ['#/channels/orders/messages/order_placed.v1', '#/channels/orders/messages/order_placed.v2']);
+    const messages = (document.components as { messages: Record<string, { headers: { properties: Record<string, unknown> }; payload: { required: string[] } }> }).messages;
+    assert.deepEqual(messages['order_placed.v2']!.headers.properties['event-version'], { type: 'string', const: '2', description: 'The schema version' });
+    assert.deepEqual(messages['order_placed.v1']!.payload.required, ['event_id', 'order_id', 'customer', 'total']);
+    assert.deepEqual(messages['order_placed.v2']!.payload.required, ['event_id', 'order_id', 'first_name', 'last_name', 'total_minor']);
+  });
+
+  it('the validation can fail: an operation on a channel that does not exist is an error', async () => {
+    const document = buildAsyncApiDocument(paymentsExample, loadConfig(EXAMPLE_ENV)) as { operations: Record<string, { channel: { $ref: string } }> };
+    document.operations.send_payment_confirmed!.channel.$ref = '#/channels/nowhere';
+    assert.notDeepEqual(await problems(document), []);
+  });
+});
