@@ -1,5 +1,6 @@
 import type { Producer } from 'kafkajs';
 import type { Config } from '../../src/config/env';
+import type { RegistryEncoder } from '../../src/formats/registry/encoder';
 import type { SqlExecutor } from '../../src/db/executor';
 import type { BytesInFlight } from './bytes-in-flight';
 import type { PendingListener } from './pending-listener';
@@ -15,6 +16,8 @@ export interface RelayActivityDeps {
   bytesInFlight?: BytesInFlight;
   /** The per-batch statements and Kafka requests, shared by the process's shards (createRelayActivities makes one per process). */
   roundTrips?: SharedRoundTrips;
+  /** Schema Registry encoding (src/formats/registry); unset: built from config.kafka.schemaRegistry, without schemas declared in code. */
+  schemaRegistry?: RegistryEncoder;
 }
 
 /** What the publish and mark steps get: the process's one set of shared round trips, never one of their own. */

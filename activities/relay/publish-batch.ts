@@ -4,6 +4,8 @@ import { topicForEventType } from '../../src/kafka/topics';
 import { startPublishSpans } from '../../src/observability/publish-spans';
 import { outboxParkedTotal, recordPublished } from '../../src/observability/relay-metrics';
 import { toKafkaMessage, type OutboxKafkaMessage } from '../../src/outbox/kafka-message';
+import { registryEncoderFromConfig } from '../../src/formats/registry';
+import { encodeWithRegistry } from '../../src/formats/registry/relay-encoding';
 import { parkRows } from '../../src/outbox/queries/park-rows';
 import type { PendingRow } from '../../src/outbox/queries/read-pending-rows';
 import { recordFailures } from '../../src/outbox/queries/record-failures';
@@ -24,7 +26,7 @@ interface Sendable {
   bytes: number;
 }
 
-export function createPublishBatch({ pool, config, bytesInFlight, roundTrips }: RelayStepDeps) {
+export function createPublishBatch({ pool, config, bytesInFlight, roundTrips, schemaRegistry = registryEncoderFromConfig(config) }: RelayStepDeps) {
   // Each row goes to the topic its event type is routed to (KAFKA_TOPIC_ROUTES, else KAFKA_TOPIC).
   const topicOf = (item: Sendable) => topicForEventType(config.kafka, item.row.eventType);
 
@@ -105,13 +107,17 @@ export function createPublishBatch({ pool, config, bytesInFlight, roundTrips }: 
       const { rows, parkedIds: oversizedIds, release } = await loadWithinByteBudget(pool, roundTrips, config, input.ids, bytesInFlight);
       releaseBytes = release;
       out.parkedIds.push(...oversizedIds);
-      const sendable: Sendable[] = [];
+      const checked: Sendable[] = [];
       const invalid: { id: number; reason: string }[] = [];
       for (const row of rows) {
         const check = toKafkaMessage(row, config.kafka.maxMessageBytes);
-        if (check.ok) sendable.push({ row, message: check.message, bytes: check.bytes });
+        if (check.ok) checked.push({ row, message: check.message, bytes: check.bytes });
         else invalid.push({ id: row.id, reason: check.reason });
       }
+      // Schema Registry (src/formats/registry): values of registry topics framed; a payload that
+      // does not fit its schema is parked with the rest; an unreachable registry throws (retried).
+      const { sendable, refused } = await encodeWithRegistry(schemaRegistry, checked, topicOf, config.kafka.maxMessageBytes);
+      invalid.push(...refused);
       if (invalid.length > 0) {
         // Permanent by nature (no retry fixes a payload), so parked at once with the reason.
         await parkRows(pool, invalid);
