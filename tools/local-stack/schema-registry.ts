@@ -11,7 +11,8 @@ import { requireCommand } from './toolchain';
 
 // Apicurio Registry for the local stack (opt-in: `stack up --with schema-registry`, and the tests
 // that use a registry start it themselves): built once from Maven Central by
-// tools/local-stack/schema-registry/pom.xml into the cache folder, run with `java -jar`, its
+// tools/local-stack/schema-registry/pom.xml into the cache folder (Quarkus's runner jar and its
+// lib/, as Apicurio's own build configuration packages it), run with `java -jar`, its
 // schemas in an H2 file in the cache. Clients use its Confluent-compatible API.
 
 export const SCHEMA_REGISTRY_SERVICE = 'schema-registry';
@@ -28,12 +29,14 @@ function registryDir(paths: CachePaths): string {
   return path.join(paths.root, 'schema-registry');
 }
 
-/** The runnable registry (quarkus-app/), built first when missing or built from another pom. */
+const RUNNER = 'schema-registry-1-runner.jar';
+
+/** The runnable registry's jar, built first when missing or built from another pom. */
 export function buildSchemaRegistry(paths: CachePaths, log: (m: string) => void): string {
   const dir = registryDir(paths);
   const app = path.join(dir, 'app');
   const stamp = path.join(dir, 'app.version');
-  if (fs.existsSync(path.join(app, 'quarkus-run.jar')) && readOr(stamp) === BUILD_STAMP) return app;
+  if (fs.existsSync(path.join(app, RUNNER)) && readOr(stamp) === BUILD_STAMP) return path.join(app, RUNNER);
   requireCommand('mvn', 'Maven is needed once to build the local Schema Registry: install it with `apt-get install maven`, or set SCHEMA_REGISTRY_URL to your own registry');
   log('building Apicurio Registry from Maven Central jars (first run only, a few minutes)');
   const build = path.join(dir, 'build');
@@ -47,10 +50,13 @@ export function buildSchemaRegistry(paths: CachePaths, log: (m: string) => void)
   }
   // Moved into place only when complete, so an interrupted build is never mistaken for a finished one.
   fs.rmSync(app, { recursive: true, force: true });
-  fs.renameSync(path.join(build, 'target', 'quarkus-app'), app);
+  fs.mkdirSync(app, { recursive: true });
+  // The runner's manifest names its jars as lib/…, beside it.
+  fs.renameSync(path.join(build, 'target', 'lib'), path.join(app, 'lib'));
+  fs.renameSync(path.join(build, 'target', RUNNER), path.join(app, RUNNER));
   fs.rmSync(build, { recursive: true, force: true });
   fs.writeFileSync(stamp, `${BUILD_STAMP}\n`);
-  return app;
+  return path.join(app, RUNNER);
 }
 
 /** The local registry: built and started when not running; true when this call started it. */
@@ -66,14 +72,14 @@ export async function ensureSchemaRegistry(config: Config, paths: CachePaths, lo
     throw new StackError(`port ${port} is taken by a process that is not this project's Schema Registry: stop it, or set LOCAL_SCHEMA_REGISTRY_PORT`);
   }
   requireCommand('java', 'Java 17 or newer is needed to run the local Schema Registry, or set SCHEMA_REGISTRY_URL to your own registry');
-  const app = buildSchemaRegistry(paths, log);
+  const jar = buildSchemaRegistry(paths, log);
   fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
   const logFile = path.join(paths.logs, 'schema-registry.log');
   pid = startDaemon({
     name: SCHEMA_REGISTRY_SERVICE,
     command: 'java',
     // A small heap and the quick JIT tier: a test registry holds a few schemas, and starts in seconds.
-    args: ['-Xms64m', '-Xmx384m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dquarkus.http.host=127.0.0.1', '-Djava.awt.headless=true', '-jar', path.join(app, 'quarkus-run.jar')],
+    args: ['-Xms64m', '-Xmx384m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dquarkus.http.host=127.0.0.1', '-Djava.awt.headless=true', '-jar', jar],
     env: {
       ...process.env,
       HTTP_PORT: String(port),
