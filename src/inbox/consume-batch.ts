@@ -188,7 +188,8 @@ async function prepareChunk(deps: BatchHandlerDeps, topic: string, partition: nu
   const skipped = new Map<string, number>();
   // Schema Registry (src/formats/registry): framed values decoded first; undefined on plain JSON.
   const decoded = await decodeFramedValues(deps.schemaRegistry, topic, chunk);
-  for (const [i, message] of chunk.entries()) {
+  for (let i = 0; i < chunk.length; i++) {
+    const message = chunk[i]!;
     const envelope = decoded?.[i] ?? validateEnvelope(message);
     if (!envelope.ok) {
       invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: envelope.reason, rawValue: textOf(message), deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
