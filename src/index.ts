@@ -7,6 +7,7 @@ export * from './api/retention';
 export * from './api/audit';
 export * from './api/doctor';
 export * from './api/events';
+export * from './api/schema-registry';
 // Configuration: typed options with documented defaults (resolveConfig), or the environment (loadConfig).
 export { resolveConfig, databaseUrl, type Config } from './config/resolve';
 export { DEFAULTS } from './config/defaults';

@@ -1,5 +1,6 @@
 import type { Producer } from 'kafkajs';
 import type { Config } from '../../src/config/env';
+import type { RegistryEncoder } from '../../src/formats/registry/encoder';
 import type { SqlExecutor } from '../../src/db/executor';
 import type { EventCatalog } from '../../src/events/catalog';
 import type { BytesInFlight } from './bytes-in-flight';
@@ -18,6 +19,8 @@ export interface RelayActivityDeps {
   roundTrips?: SharedRoundTrips;
   /** issue 34 (events): the service's event types; a row its schema refuses is parked (publish-batch.ts). */
   events?: EventCatalog;
+  /** Schema Registry encoding (src/formats/registry); unset: built from config.kafka.schemaRegistry, without schemas declared in code. */
+  schemaRegistry?: RegistryEncoder;
 }
 
 /** What the publish and mark steps get: the process's one set of shared round trips, never one of their own. */

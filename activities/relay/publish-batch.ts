@@ -5,6 +5,8 @@ import { startPublishSpans } from '../../src/observability/publish-spans';
 import { outboxParkedTotal, recordPublished } from '../../src/observability/relay-metrics';
 import { toKafkaMessage, type CloudEventsEncoding, type OutboxKafkaMessage } from '../../src/outbox/kafka-message';
 import { cloudEventsModeOf } from '../../src/formats/cloudevents/settings';
+import { registryEncoderFromConfig } from '../../src/formats/registry';
+import { encodeWithRegistry } from '../../src/formats/registry/relay-encoding';
 import { parkRows } from '../../src/outbox/queries/park-rows';
 import type { PendingRow } from '../../src/outbox/queries/read-pending-rows';
 import { recordFailures } from '../../src/outbox/queries/record-failures';
@@ -26,7 +28,7 @@ interface Sendable {
   bytes: number;
 }
 
-export function createPublishBatch({ pool, config, bytesInFlight, roundTrips, events }: RelayStepDeps) {
+export function createPublishBatch({ pool, config, bytesInFlight, roundTrips, events, schemaRegistry = registryEncoderFromConfig(config) }: RelayStepDeps) {
   // Each row goes to the topic its event type is routed to (KAFKA_TOPIC_ROUTES, else KAFKA_TOPIC).
   const topicOf = (item: Sendable) => topicForEventType(config.kafka, item.row.eventType);
   // CloudEvents per topic (kafka.cloudEvents): the content mode of the row's topic, if it has one.
@@ -112,15 +114,19 @@ export function createPublishBatch({ pool, config, bytesInFlight, roundTrips, ev
       const { rows, parkedIds: oversizedIds, release } = await loadWithinByteBudget(pool, roundTrips, config, input.ids, bytesInFlight);
       releaseBytes = release;
       out.parkedIds.push(...oversizedIds);
-      const sendable: Sendable[] = [];
+      const checked: Sendable[] = [];
       const invalid: { id: number; reason: string }[] = [];
       for (const row of rows) {
         const check = toKafkaMessage(row, config.kafka.maxMessageBytes, cloudEventsOf(row));
         // issue 34 (events): with the service's catalog, a payload its type's schema refuses is parked too.
         const refused = check.ok && events ? schemaRefusal(events, row, check.message) : undefined;
-        if (check.ok && refused === undefined) sendable.push({ row, message: check.message, bytes: check.bytes });
+        if (check.ok && refused === undefined) checked.push({ row, message: check.message, bytes: check.bytes });
         else invalid.push({ id: row.id, reason: check.ok ? refused! : check.reason });
       }
+      // Schema Registry (src/formats/registry): values of registry topics framed; a payload that
+      // does not fit its schema is parked with the rest; an unreachable registry throws (retried).
+      const { sendable, refused } = await encodeWithRegistry(schemaRegistry, checked, topicOf, config.kafka.maxMessageBytes);
+      invalid.push(...refused);
       if (invalid.length > 0) {
         // Permanent by nature (no retry fixes a payload), so parked at once with the reason.
         await parkRows(pool, invalid);

@@ -4,6 +4,8 @@ import { ConfigError } from './errors';
 import { kafkaSecurityFromEnv, withDatabaseSsl } from './security';
 import { temporalFromEnv } from './temporal-env';
 import type { CloudEventsMode, OutboxOptions } from './settings';
+import { parseRegistryTopics, registryTopicProblems } from '../formats/registry/env';
+import type { SchemaRegistryOptions } from '../formats/registry/settings';
 
 // The environment adapter: variables → options → resolveConfig. Built on demand (never at import
 // time) so tests and tools can build their own; every invalid variable is reported at once. It
@@ -140,6 +142,22 @@ const settings = z.object({
     .superRefine((text, ctx) => {
       for (const problem of pairProblems(text ?? '', 'event_type=uri')) ctx.addIssue({ code: 'custom', message: problem });
     }),
+  /**
+   * Confluent Schema Registry (docs/formats.md#schema-registry): its URL; the topics whose values
+   * the relay encodes, as `topic=avro|json-schema` pairs; how subjects are named
+   * (topic | record | topic-record); each request's bound; basic credentials.
+   */
+  SCHEMA_REGISTRY_URL: z.string().url().optional(),
+  SCHEMA_REGISTRY_TOPICS: z
+    .string()
+    .optional()
+    .superRefine((text, ctx) => {
+      for (const problem of registryTopicProblems(text ?? '')) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  SCHEMA_REGISTRY_SUBJECT_NAMING: z.enum(['topic', 'record', 'topic-record']).optional(),
+  SCHEMA_REGISTRY_TIMEOUT_MS: durationMs.optional(),
+  SCHEMA_REGISTRY_USERNAME: z.string().min(1).optional(),
+  SCHEMA_REGISTRY_PASSWORD: z.string().min(1).optional(),
   KAFKA_PARTITIONS: positiveInt.max(1000).optional(),
   /** Kafka's own retention of the events topic; the inbox horizon must outlive it. */
   KAFKA_TOPIC_RETENTION_MS: durationMs.optional(),
@@ -394,6 +412,7 @@ function optionsFromEnv(e: RawEnv, env: Record<string, string>, problems: string
         topics: parseTopicRoutes(e.CLOUDEVENTS_TOPICS ?? '') as Record<string, CloudEventsMode>,
         ...defined({ source: e.CLOUDEVENTS_SOURCE, subject: e.CLOUDEVENTS_SUBJECT, dataSchemas: e.CLOUDEVENTS_DATASCHEMAS === undefined ? undefined : parseTopicRoutes(e.CLOUDEVENTS_DATASCHEMAS) }),
       },
+      schemaRegistry: schemaRegistryFromEnv(e, problems),
     }),
     temporal: defined({
       ...temporalFromEnv(env, problems, notices),
@@ -467,6 +486,22 @@ function optionsFromEnv(e: RawEnv, env: Record<string, string>, problems: string
     }),
     logLevel: e.LOG_LEVEL,
     cacheDir: e.OUTBOX_CACHE_DIR,
+  });
+}
+
+/** kafka.schemaRegistry from SCHEMA_REGISTRY_*; undefined without a URL (topics without one is a mistake). */
+function schemaRegistryFromEnv(e: RawEnv, problems: string[]): SchemaRegistryOptions | undefined {
+  if (e.SCHEMA_REGISTRY_URL === undefined) {
+    if (e.SCHEMA_REGISTRY_TOPICS !== undefined) problems.push('SCHEMA_REGISTRY_TOPICS is set but SCHEMA_REGISTRY_URL is not: name the registry');
+    return undefined;
+  }
+  return defined({
+    url: e.SCHEMA_REGISTRY_URL,
+    topics: e.SCHEMA_REGISTRY_TOPICS === undefined ? undefined : parseRegistryTopics(e.SCHEMA_REGISTRY_TOPICS),
+    subjectNaming: e.SCHEMA_REGISTRY_SUBJECT_NAMING,
+    requestTimeoutMs: e.SCHEMA_REGISTRY_TIMEOUT_MS,
+    username: e.SCHEMA_REGISTRY_USERNAME,
+    password: e.SCHEMA_REGISTRY_PASSWORD,
   });
 }
 

@@ -4,9 +4,11 @@ import { validateSchemaName } from '../db/schema';
 import type { CloudEventsSettings, OutboxOptions, Settings } from './settings';
 import { cloudEventsProblems, resolveCloudEvents } from '../formats/cloudevents/settings';
 
+import { resolveSchemaRegistry, schemaRegistryProblems, type SchemaRegistrySettings } from '../formats/registry/settings';
+
 /** The settings every part of the library reads: the options given, completed with DEFAULTS. */
 export type Config = Settings & {
-  kafka: { minInsyncReplicas: number; cloudEvents: Required<CloudEventsSettings> };
+  kafka: { minInsyncReplicas: number; cloudEvents: Required<CloudEventsSettings>; schemaRegistry?: SchemaRegistrySettings };
   relay: { /** Workflow id of shard i. */ workflowId(shardIndex: number): string };
   audit: { taskQueue: string };
   /** Deprecated settings that were used, with the name replacing each; a worker logs them once at start. */
@@ -43,15 +45,23 @@ export function resolveConfig(options: OutboxOptions = {}, notices: readonly str
   const problems = settingProblems(s, minInsyncReplicas);
   if (problems.length > 0) throw new ConfigError(problems);
   const url = s.database.url;
+  const schemaRegistry = resolveSchemaRegistry(s.kafka.schemaRegistry);
   const prefix = s.relay.workflowIdPrefix;
   return {
     ...s,
     database: { ...s.database, workerUrls: { relay: s.database.workerUrls.relay ?? url, consumer: s.database.workerUrls.consumer ?? url, retention: s.database.workerUrls.retention ?? url } },
-    kafka: { ...s.kafka, minInsyncReplicas, cloudEvents: resolveCloudEvents(s.kafka.cloudEvents, s.database.schema) },
+    kafka: { ...withoutRegistry(s.kafka), minInsyncReplicas, cloudEvents: resolveCloudEvents(s.kafka.cloudEvents, s.database.schema), ...(schemaRegistry && { schemaRegistry }) },
     relay: { ...s.relay, workflowId: (shardIndex: number) => `${prefix}-${shardIndex}` },
     audit: { ...s.audit, taskQueue: s.audit.taskQueue ?? s.retention.taskQueue },
     notices,
   };
+}
+
+/** The kafka section without its schemaRegistry options, which resolve into settings of their own. */
+function withoutRegistry(kafka: Settings['kafka']): Omit<Settings['kafka'], 'schemaRegistry'> {
+  const rest = { ...kafka };
+  delete rest.schemaRegistry;
+  return rest;
 }
 
 const TOPIC_NAME = /^[A-Za-z0-9._-]{1,200}$/;
@@ -75,11 +85,19 @@ function settingProblems(s: Settings, minInsyncReplicas: number): string[] {
   if (minInsyncReplicas > s.kafka.replicationFactor) {
     problems.push(`kafka.minInsyncReplicas (KAFKA_MIN_INSYNC_REPLICAS): ${minInsyncReplicas} exceeds the replication factor ${s.kafka.replicationFactor}: no write could ever succeed`);
   }
+  problems.push(...schemaRegistryProblems(s.kafka.schemaRegistry));
   if (s.kafka.brokers.length === 0) problems.push('kafka.brokers (KAFKA_BROKERS): name at least one broker');
   for (const topic of [s.kafka.topic, s.kafka.deadLetterTopic, ...Object.values(s.kafka.routes)]) {
     if (!TOPIC_NAME.test(topic)) problems.push(`"${topic}" must be a valid Kafka topic name`);
   }
   problems.push(...cloudEventsProblems(s.kafka));
+  // The registry frames the payload and CloudEvents describes it as JSON (binary mode's
+  // content-type, structured mode's envelope): one topic with both would be read wrongly by one side.
+  for (const topic of Object.keys(s.kafka.schemaRegistry?.topics ?? {})) {
+    if (s.kafka.cloudEvents?.topics?.[topic] !== undefined) {
+      problems.push(`topic ${topic} is listed for both the Schema Registry (SCHEMA_REGISTRY_TOPICS) and CloudEvents (CLOUDEVENTS_TOPICS): choose one per topic`);
+    }
+  }
   return problems;
 }
 

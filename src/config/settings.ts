@@ -1,4 +1,5 @@
 import type { TLSConfig } from '@temporalio/client';
+import type { SchemaRegistryOptions } from '../formats/registry/settings';
 
 // What the library can be told, one section per concern, each setting with its meaning and, in
 // src/config/defaults.ts, its default. A service passes a partial of this to resolveConfig; the
@@ -85,6 +86,8 @@ export interface KafkaSettings {
   retentionCheckMs: number;
   consumerGroup: string;
   maxConsumerLagMs: number;
+  /** Confluent Schema Registry encoding, per topic (src/formats/registry, docs/formats.md); unset: plain JSON everywhere. */
+  schemaRegistry?: SchemaRegistryOptions;
   /** Replicas of the library's topics, and the acks a write needs (default 2 when replicated 3 times or more, else 1). */
   replicationFactor: number;
   minInsyncReplicas?: number;

@@ -21,6 +21,9 @@ import { parkEvents, type DeadLetterOriginal, type ParkedMessage } from './park-
 import { payloadHash } from './payload-hash';
 import { TRACE_HEADERS } from '../observability/trace-context';
 import { headerText, quote, validateEnvelope } from './validate-envelope';
+import { decodeFramedValues, describeFramedValue } from '../formats/registry/consumer-decoding';
+import type { RegistryDecoder } from '../formats/registry/decoder';
+import { isFramed } from '../formats/registry/wire-format';
 
 export interface BatchHandlerDeps {
   pool: Pool;
@@ -49,6 +52,8 @@ export interface BatchHandlerDeps {
    * can leave and the next owner redeliver them (the inbox absorbs what did commit).
    */
   abandon?: AbortSignal;
+  /** Decodes Schema Registry framed values (src/formats/registry); unset: such values are parked saying so. */
+  schemaRegistry?: RegistryDecoder;
 }
 
 export interface ChunkOutcome {
@@ -181,8 +186,11 @@ async function prepareChunk(deps: BatchHandlerDeps, topic: string, partition: nu
   const invalid: ParkedMessage[] = [];
   const unknownTypes: ParkedMessage[] = [];
   const skipped = new Map<string, number>();
-  for (const message of chunk) {
-    const envelope = validateEnvelope(message);
+  // Schema Registry (src/formats/registry): framed values decoded first; undefined on plain JSON.
+  const decoded = await decodeFramedValues(deps.schemaRegistry, topic, chunk);
+  for (let i = 0; i < chunk.length; i++) {
+    const message = chunk[i]!;
+    const envelope = decoded?.[i] ?? validateEnvelope(message);
     if (!envelope.ok) {
       invalid.push({ offset: message.offset, eventId: envelope.eventId, reason: envelope.reason, rawValue: textOf(message), deadLetter: deps.deadLetter && original(deps.deadLetter.topic, message) });
       continue;
@@ -258,6 +266,7 @@ async function copyToDeadLetter(deps: BatchHandlerDeps, topic: string, partition
  * on the event loop that is the consumer's bottleneck.
  */
 function textOf(message: KafkaMessage): string | null {
+  if (message.value !== null && isFramed(message.value)) return describeFramedValue(message.value);
   return message.value?.toString() ?? null;
 }
 

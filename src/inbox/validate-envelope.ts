@@ -35,6 +35,11 @@ export function validateEnvelope(message: RawMessage): EnvelopeResult {
   } catch (err) {
     return { ok: false, reason: `malformed JSON: ${(err as Error).message.slice(0, 200)}` };
   }
+  return envelopeOf(payload, message);
+}
+
+/** The envelope of a payload already decoded (from JSON text, or by the Schema Registry: src/formats/registry/consumer-decoding.ts). */
+export function envelopeOf(payload: unknown, message: RawMessage): EnvelopeResult {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     return { ok: false, reason: 'payload is not a JSON object' };
   }

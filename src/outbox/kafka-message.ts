@@ -6,7 +6,8 @@ import type { PendingRow } from './queries/read-pending-rows';
 
 export interface OutboxKafkaMessage {
   key: string;
-  value: string;
+  /** The payload's JSON text; a Buffer once framed for the Schema Registry (src/formats/registry). */
+  value: string | Buffer;
   headers: Record<string, string>;
 }
 

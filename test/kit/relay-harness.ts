@@ -138,6 +138,8 @@ export class RelayProcess extends RelayWorkerProcess {
 export interface TopicMessage {
   key: string;
   value: string;
+  /** The value's bytes as sent (a Schema Registry framed value is no text). */
+  valueBytes: Buffer | null;
   headers: Record<string, string>;
   partition: number;
   offset: number;
@@ -162,7 +164,7 @@ export async function readWholeTopic(topic: string, timeoutMs = 60_000, kafka: K
       void consumer.run({
         eachMessage: async ({ partition, message }) => {
           if (Number(message.offset) >= (highWater.get(partition) ?? 0)) return;
-          messages.push({ key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers: headersToStrings(message.headers), partition, offset: Number(message.offset) });
+          messages.push({ key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', valueBytes: message.value, headers: headersToStrings(message.headers), partition, offset: Number(message.offset) });
           if (messages.length === total) {
             clearTimeout(timer);
             resolve();

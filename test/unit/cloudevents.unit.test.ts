@@ -137,4 +137,10 @@ describe('CloudEvents Kafka binding (unit)', () => {
       (err: Error) => /mode of t must be binary or structured/.test(err.message) && /the relay publishes nothing to elsewhere/.test(err.message),
     );
   });
+
+  it('refuses a topic listed for both CloudEvents and the Schema Registry', () => {
+    const both = { KAFKA_TOPIC: 'orders.events', CLOUDEVENTS_TOPICS: 'orders.events=binary', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1/apis/ccompat/v7' };
+    assert.doesNotThrow(() => loadConfig({ ...both, SCHEMA_REGISTRY_TOPICS: 'other.events=avro', KAFKA_TOPIC_ROUTES: 'x=other.events' }));
+    assert.throws(() => loadConfig({ ...both, SCHEMA_REGISTRY_TOPICS: 'orders.events=avro' }), /topic orders.events is listed for both the Schema Registry .* and CloudEvents/);
+  });
 });

@@ -1,6 +1,6 @@
 import { resolveCloudEvents } from '../../src/formats/cloudevents/settings';
 import { validateEnvelope, type RawMessage } from '../../src/inbox/validate-envelope';
-import { toKafkaMessage, type CloudEventsEncoding } from '../../src/outbox/kafka-message';
+import { toKafkaMessage, type CloudEventsEncoding, type OutboxKafkaMessage } from '../../src/outbox/kafka-message';
 import type { PendingRow } from '../../src/outbox/queries/read-pending-rows';
 import { commandLine, median, saveBenchmark } from './support/report';
 
@@ -49,7 +49,7 @@ function cpuMicrosPerEvent<T>(items: readonly T[], work: (item: T) => unknown): 
   return +((used.user + used.system) / items.length).toFixed(3);
 }
 
-function received(message: { key: string; value: string; headers: Record<string, string> }): RawMessage {
+function received(message: OutboxKafkaMessage): RawMessage {
   return { value: Buffer.from(message.value), headers: Object.fromEntries(Object.entries(message.headers).map(([k, v]) => [k, Buffer.from(v)])) };
 }
 

@@ -4,6 +4,7 @@ import { loadStackConfig } from './stack-config';
 import { cachePaths } from './paths';
 import { ensurePrometheus, prometheusStatus, stopStackPrometheus } from './prometheus';
 import { stackDown, stackStatus, stackUp, type ServiceName } from './stack';
+import { ensureSchemaRegistry, localSchemaRegistryUrl, schemaRegistryStatus, stopSchemaRegistry } from './schema-registry';
 
 export function registerStackCommands(program: Command) {
   const stack = program.command('stack').description('the local Temporal, Kafka and PostgreSQL services');
@@ -12,16 +13,20 @@ export function registerStackCommands(program: Command) {
     .command('up')
     .description('start every service that is not running and not configured as external')
     .option('--kafka-brokers <n>', 'local Kafka brokers: 1 (default) or a KRaft cluster of 3 (sets LOCAL_KAFKA_BROKERS; export it for the commands and workers that follow)')
-    .option('--with <extras...>', 'also start optional services: prometheus (scrapes the workers\' metrics; docs/observability.md)')
+    .option('--with <extras...>', 'also start optional services: prometheus (scrapes the workers\' metrics; docs/observability.md), schema-registry (docs/formats.md)')
     .action(async (opts: { with?: string[]; kafkaBrokers?: string }) => {
       if (opts.kafkaBrokers !== undefined) process.env.LOCAL_KAFKA_BROKERS = opts.kafkaBrokers;
       const config = loadStackConfig();
       const extras = opts.with ?? [];
-      const unknown = extras.filter((e) => e !== 'prometheus');
-      if (unknown.length) throw new Error(`unknown optional service ${unknown.join(', ')}: the only one is prometheus`);
+      const unknown = extras.filter((e) => e !== 'prometheus' && e !== 'schema-registry');
+      if (unknown.length) throw new Error(`unknown optional service ${unknown.join(', ')}: they are prometheus and schema-registry`);
       const t0 = Date.now();
       const started: string[] = await stackUp(config, say);
       if (extras.includes('prometheus') && (await ensurePrometheus(config, cachePaths(config.local.cacheDir), say))) started.push('prometheus');
+      if (extras.includes('schema-registry')) {
+        if (await ensureSchemaRegistry(config, cachePaths(config.local.cacheDir), say)) started.push('schema-registry');
+        say(`Schema Registry: SCHEMA_REGISTRY_URL=${localSchemaRegistryUrl(config.local.schemaRegistryPort)}`);
+      }
       say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s${started.length ? ` (started: ${started.join(', ')})` : ' (all already running)'}`);
       say(config.temporal.server === 'postgres' ? 'Temporal UI: none with TEMPORAL_SERVER=postgres (docs/temporal-server.md#web-ui)' : `Temporal UI: ${config.temporal.uiUrl}`);
     });
@@ -32,6 +37,7 @@ export function registerStackCommands(program: Command) {
     .action(async () => {
       const config = loadStackConfig();
       const stopped: string[] = (await stopStackPrometheus(cachePaths(config.local.cacheDir))) ? ['prometheus'] : [];
+      if (await stopSchemaRegistry(cachePaths(config.local.cacheDir))) stopped.push('schema-registry');
       stopped.push(...(await stackDown(config)));
       say(stopped.length ? `stopped: ${stopped.join(', ')}` : 'nothing was running');
     });
@@ -44,6 +50,8 @@ export function registerStackCommands(program: Command) {
       const rows: { service: string; mode: string; endpoint: string; pid?: number; listening?: boolean }[] = await stackStatus(config);
       const prometheus = await prometheusStatus(config, cachePaths(config.local.cacheDir));
       if (prometheus.pid || prometheus.listening) rows.push({ service: 'prometheus', mode: 'local', endpoint: `http://127.0.0.1:${config.local.prometheusPort}`, ...prometheus });
+      const registry = await schemaRegistryStatus(config, cachePaths(config.local.cacheDir));
+      if (registry.pid || registry.listening) rows.push({ service: 'registry', mode: 'local', endpoint: localSchemaRegistryUrl(config.local.schemaRegistryPort), ...registry });
       for (const r of rows) {
         const state = r.mode === 'external' ? 'external (not managed here)' : r.pid ? `running (pid ${r.pid})` : r.listening ? 'port in use by another process' : 'stopped';
         say(`${r.service.padEnd(9)} ${r.endpoint.padEnd(45)} ${state}`);

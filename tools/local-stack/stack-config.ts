@@ -24,6 +24,8 @@ const stackVariables = z.object({
   LOCAL_TEMPORAL_PORT: port.default(7233),
   LOCAL_TEMPORAL_UI_PORT: port.default(8233),
   LOCAL_PROMETHEUS_PORT: port.default(19090),
+  /** The optional local Schema Registry (`stack up --with schema-registry`; tools/local-stack/schema-registry.ts). */
+  LOCAL_SCHEMA_REGISTRY_PORT: port.default(18081),
   /** Passwords of the local PostgreSQL's logins; unset: generated once into the cache (local-credentials.ts). */
   LOCAL_PG_PASSWORD: z.string().min(8).optional(),
   LOCAL_PG_RELAY_PASSWORD: z.string().min(8).optional(),
@@ -130,6 +132,7 @@ export interface LocalStackSettings {
   temporalPort: number;
   temporalUiPort: number;
   prometheusPort: number;
+  schemaRegistryPort: number;
   /** The local PostgreSQL's logins and passwords (read or generated on call; local-credentials.ts). */
   pgLogins(): LocalPgCredentials;
 }
@@ -175,6 +178,7 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env, opts: { wo
       temporalPort: v.LOCAL_TEMPORAL_PORT,
       temporalUiPort: v.LOCAL_TEMPORAL_UI_PORT,
       prometheusPort: v.LOCAL_PROMETHEUS_PORT,
+      schemaRegistryPort: v.LOCAL_SCHEMA_REGISTRY_PORT,
       pgLogins: () => credentials(v, cacheDir),
     },
   };

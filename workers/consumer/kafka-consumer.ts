@@ -6,6 +6,7 @@ import { EventCoalescer } from '../../src/inbox/event-coalescer';
 import { PartitionSequence } from '../../src/inbox/partition-sequence';
 import { recordCommittedLag, withLagMetrics } from '../../src/observability/consumer-samplers';
 import type { ConsumerDeps } from './deps';
+import { registryDecoderFromConfig } from '../../src/formats/registry';
 
 export interface ConsumerKafkaSide {
   consumer: Consumer;
@@ -79,6 +80,7 @@ export async function startConsumerKafkaSide(deps: ConsumerDeps, client: Client,
       generation: () => generation,
       stopping: () => stopping,
       abandon,
+      schemaRegistry: registryDecoderFromConfig(config),
     },
     (chunk) => {
       recordCommittedLag(chunk);

@@ -1,0 +1,74 @@
+import type { SchemaCatalog } from './catalog';
+import { RegistryRefusedError, SchemaRegistryClient, type RegistrySchemaType } from './client';
+import { codecFor, type SchemaCodec } from './codecs';
+import type { RegistryFormat, SchemaRegistrySettings } from './settings';
+import { recordNameOf, subjectFor } from './subjects';
+import { frameValue } from './wire-format';
+
+/** How the relay writes one event type on one topic: the subject, the schema's id, the codec. */
+export interface RegistryWriter {
+  subject: string;
+  schemaId: number;
+  codec: SchemaCodec;
+}
+
+export type EncodeResult = { ok: true; value: Buffer } | { ok: false; reason: string };
+
+/**
+ * The relay's side. Per topic and event type it registers the catalog's schema (or, for a type the
+ * catalog does not know, takes the subject's latest version) once, then encodes every event of
+ * that pair from memory: the hot path makes no registry call. A failed lookup is forgotten, so
+ * the next batch asks again.
+ */
+export class RegistryEncoder {
+  private readonly writers = new Map<string, Promise<RegistryWriter>>();
+
+  constructor(
+    readonly settings: SchemaRegistrySettings,
+    private readonly catalog?: SchemaCatalog,
+    private readonly client = new SchemaRegistryClient(settings),
+  ) {}
+
+  /** The format of this topic's values, or undefined when they stay plain JSON. */
+  formatOf(topic: string): RegistryFormat | undefined {
+    return this.settings.topics[topic];
+  }
+
+  /** The writer for the type on the topic; throws RegistryUnavailableError (transient) or RegistryRefusedError (permanent). */
+  writerFor(topic: string, eventType: string, format: RegistryFormat): Promise<RegistryWriter> {
+    const key = `${topic}\u0000${eventType}`;
+    let writer = this.writers.get(key);
+    if (writer === undefined) {
+      writer = this.resolveWriter(topic, eventType, format);
+      writer.catch(() => this.writers.delete(key));
+      this.writers.set(key, writer);
+    }
+    return writer;
+  }
+
+  /** The framed value for this payload, or why the payload cannot be written with the writer's schema. */
+  encode(writer: RegistryWriter, payload: Record<string, unknown>, text: string): EncodeResult {
+    const written = writer.codec.write(payload, text);
+    if (!written.ok) return { ok: false, reason: `${written.reason} (subject ${writer.subject}, schema id ${writer.schemaId})` };
+    return { ok: true, value: frameValue(writer.schemaId, written.body) };
+  }
+
+  private async resolveWriter(topic: string, eventType: string, format: RegistryFormat): Promise<RegistryWriter> {
+    const schemaType: RegistrySchemaType = format === 'avro' ? 'AVRO' : 'JSON';
+    const declared = this.catalog?.find(topic, eventType, format);
+    if (declared !== undefined) {
+      const schema = format === 'avro' ? declared.avroSchema! : declared.jsonSchema!;
+      const text = typeof schema === 'string' ? schema : JSON.stringify(schema);
+      const subject = subjectFor(this.settings.subjectNaming, topic, recordNameOf(typeof schema === 'string' ? JSON.parse(schema) : schema, eventType));
+      const schemaId = await this.client.register(subject, text, schemaType);
+      return { subject, schemaId, codec: codecFor(schemaType, text, declared.validate) };
+    }
+    // Not declared in code: the schema a deployment step registered under the subject.
+    const subject = subjectFor(this.settings.subjectNaming, topic, eventType);
+    const latest = await this.client.latest(subject);
+    if (latest.schemaType !== schemaType) {
+      throw new RegistryRefusedError(`subject ${subject} holds a ${latest.schemaType} schema but topic ${topic} is configured as ${format}`, 0);
+    }
+    return { subject, schemaId: latest.id, codec: codecFor(schemaType, latest.schema) };
+  }
+}
