@@ -41,7 +41,6 @@ export function driftLines(r: AuditReport): string[] {
   const lines: string[] = [];
   for (const c of r.consumers) {
     for (const x of c.notApplied.listed) lines.push(`event ${x.eventId} (outbox id ${x.outboxId}) published but never applied by ${c.consumer}`);
-    // A report from before these kinds were audited has neither list.
     for (const x of c.appliedWithoutOutboxRow?.listed ?? []) lines.push(`event ${x.eventId} applied by ${c.consumer} at ${x.processedAt} but has no outbox row (its producer's transaction was lost)`);
   }
   for (const t of r.topics ?? []) for (const x of t.onTopicOnly.listed) lines.push(`event ${x.eventId} only on topic ${t.topic} (partition ${x.partition}, offset ${x.offset}): no outbox row, not applied`);

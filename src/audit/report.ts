@@ -10,7 +10,7 @@ import type { AuditCheckReport, AuditReport, ConsumerAudit, DriftCounts, TopicAu
 export function driftCounts(consumers: ConsumerAudit[], checks: AuditCheckReport[], topics: TopicAudit[]): DriftCounts {
   const counts: DriftCounts = {
     notApplied: consumers.reduce((n, c) => n + c.notApplied.count, 0),
-    appliedWithoutOutboxRow: consumers.reduce((n, c) => n + c.appliedWithoutOutboxRow.count, 0),
+    appliedWithoutOutboxRow: consumers.reduce((n, c) => n + (c.appliedWithoutOutboxRow?.count ?? 0), 0),
     onTopicOnly: topics.reduce((n, t) => n + t.onTopicOnly.count, 0),
   };
   for (const check of checks) counts[check.name] = check.findings.count;
@@ -24,8 +24,8 @@ export function hasDrift(counts: DriftCounts): boolean {
 /** Search attribute values (event:<id>, and the checks' keys such as customer:<id>) that fit the 2 KB a value may take. */
 export function findingKeys(report: Pick<AuditReport, 'consumers' | 'checks' | 'topics'>, maxBytes = 1800): string[] {
   const keys = new Set<string>();
-  for (const c of report.consumers) for (const x of [...c.notApplied.listed, ...c.appliedWithoutOutboxRow.listed]) keys.add(`event:${x.eventId}`);
-  for (const t of report.topics) for (const x of t.onTopicOnly.listed) keys.add(`event:${x.eventId}`);
+  for (const c of report.consumers) for (const x of [...c.notApplied.listed, ...(c.appliedWithoutOutboxRow?.listed ?? [])]) keys.add(`event:${x.eventId}`);
+  for (const t of report.topics ?? []) for (const x of t.onTopicOnly.listed) keys.add(`event:${x.eventId}`);
   for (const check of report.checks) for (const f of check.findings.listed) keys.add(f.key);
   const out: string[] = [];
   let bytes = 2;
@@ -46,9 +46,9 @@ export function reportMarkdown(r: AuditReport): string {
     '',
     '| consumer | expected | applied | parked | not applied | applied, no outbox row |',
     '|---|---:|---:|---:|---:|---:|',
-    ...r.consumers.map((c) => `| ${c.consumer} | ${c.expected} | ${c.applied} | ${c.parked.count} | ${c.notApplied.count} | ${c.appliedWithoutOutboxRow.count} |`),
+    ...r.consumers.map((c) => `| ${c.consumer} | ${c.expected} | ${c.applied} | ${c.parked.count} | ${c.notApplied.count} | ${c.appliedWithoutOutboxRow?.count ?? 0} |`),
     '',
-    ...r.topics.map((t) => `Topic ${t.topic}: ${t.read} of ${t.inWindow} messages in the window read, ${t.onTopicOnly.count} only on the topic.`),
+    ...(r.topics ?? []).map((t) => `Topic ${t.topic}: ${t.read} of ${t.inWindow} messages in the window read, ${t.onTopicOnly.count} only on the topic.`),
     '',
     ...r.checks.map((c) => `Check ${c.name} (${c.description}): ${c.checked} checked, ${c.findings.count} found.`),
     '',
@@ -57,9 +57,9 @@ export function reportMarkdown(r: AuditReport): string {
   for (const c of r.consumers) {
     for (const x of c.notApplied.listed) lines.push(`- not applied by ${c.consumer}: event \`${x.eventId}\` (outbox id ${x.outboxId}, published ${x.publishedAt})`);
     for (const x of c.parked.listed) lines.push(`- parked in ${c.consumer}'s inbox: event \`${x.eventId}\`: ${x.reason}`);
-    for (const x of c.appliedWithoutOutboxRow.listed) lines.push(`- applied by ${c.consumer} with no outbox row: event \`${x.eventId}\` (applied ${x.processedAt})`);
+    for (const x of c.appliedWithoutOutboxRow?.listed ?? []) lines.push(`- applied by ${c.consumer} with no outbox row: event \`${x.eventId}\` (applied ${x.processedAt})`);
   }
-  for (const t of r.topics) for (const x of t.onTopicOnly.listed) lines.push(`- only on topic ${t.topic}: event \`${x.eventId}\` (partition ${x.partition}, offset ${x.offset}, published ${x.publishedAt})`);
+  for (const t of r.topics ?? []) for (const x of t.onTopicOnly.listed) lines.push(`- only on topic ${t.topic}: event \`${x.eventId}\` (partition ${x.partition}, offset ${x.offset}, published ${x.publishedAt})`);
   for (const x of r.outbox.parked.listed) lines.push(`- parked in the outbox: id ${x.outboxId} (event \`${x.eventId ?? '?'}\`): ${x.reason}`);
   return lines.join('\n');
 }

@@ -121,8 +121,11 @@ export interface ConsumerAudit {
   applied: number;
   parked: { count: number; listed: ParkedEvent[] };
   notApplied: { count: number; listed: NotApplied[] };
-  /** Applied in the window (by processed_at) with no outbox row: its producer's transaction was lost. */
-  appliedWithoutOutboxRow: { count: number; listed: AppliedWithoutOutboxRow[] };
+  /**
+   * Applied in the window (by processed_at) with no outbox row: its producer's transaction was
+   * lost. Absent from a run whose activities predate the check (its history replays without it).
+   */
+  appliedWithoutOutboxRow?: { count: number; listed: AppliedWithoutOutboxRow[] };
 }
 
 export interface OutboxWindowAudit {
@@ -138,8 +141,8 @@ export interface AuditReport {
   settings: AuditSettings;
   outbox: OutboxWindowAudit;
   consumers: ConsumerAudit[];
-  /** The audited consumers' topics, each read over the window; empty when readTopics is off. */
-  topics: TopicAudit[];
+  /** The audited consumers' topics, each read over the window; empty when readTopics is off, absent from reports older than the check. */
+  topics?: TopicAudit[];
   /** The service's own checks (its invariants over its own tables), in registration order. */
   checks: AuditCheckReport[];
   /** True when anything was lost, doubled or changed by hand (parked rows with a reason are not drift). */

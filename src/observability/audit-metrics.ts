@@ -16,7 +16,7 @@ export const auditDrift = new Gauge({
 /** One consumer's check: published events neither in its inbox nor parked; applied events with no outbox row. */
 export function recordConsumerDrift(audit: ConsumerAudit): void {
   auditDrift.set({ kind: 'notApplied', consumer: audit.consumer }, audit.notApplied.count);
-  auditDrift.set({ kind: 'appliedWithoutOutboxRow', consumer: audit.consumer }, audit.appliedWithoutOutboxRow.count);
+  auditDrift.set({ kind: 'appliedWithoutOutboxRow', consumer: audit.consumer }, audit.appliedWithoutOutboxRow?.count ?? 0);
 }
 
 /** The topics' check: events only a topic has, over every audited topic. */

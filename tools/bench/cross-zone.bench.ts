@@ -177,17 +177,27 @@ async function main() {
     const loadAtEnd = loadAverage();
     const minutes = +((Date.now() - startedAt) / 60_000).toFixed(1);
     console.log(`\nsummary, medians of ${REPEATS} runs (relay ${defaults.shards} shards, batch ${defaults.batchSize}; balances exact: ${balancesExact}; load ${loadAtStart.join(' ')} → ${loadAtEnd.join(' ')}; ${minutes} min):`);
+    // A part left out (BENCH_PARTS) is left out of the lines too.
+    const measuredThroughput = PARTS.has('throughput');
+    const measuredLatency = PARTS.has('latency');
     for (const s of bySetting) {
-      console.log(
-        `  ${s.setting.padEnd(6)} relay ${s.throughput.eventsPerSecondMedian} events/s (runs ${s.throughput.runs.join(', ')}); at ${RATE}/s: on Kafka p50 ${s.onKafka.p50MsMedian} / p99 ${s.onKafka.p99MsMedian} ms, credited p50 ${s.credited.p50MsMedian} / p99 ${s.credited.p99MsMedian} ms`,
-      );
+      const parts = [
+        ...(measuredThroughput ? [`relay ${s.throughput.eventsPerSecondMedian} events/s (runs ${s.throughput.runs.join(', ')})`] : []),
+        ...(measuredLatency ? [`at ${RATE}/s: on Kafka p50 ${s.onKafka.p50MsMedian} / p99 ${s.onKafka.p99MsMedian} ms, credited p50 ${s.credited.p50MsMedian} / p99 ${s.credited.p99MsMedian} ms`] : []),
+      ];
+      console.log(`  ${s.setting.padEnd(6)} ${parts.join('; ')}`);
     }
     const signed = (ms: number) => `${ms >= 0 ? '+' : '−'}${Math.abs(ms)} ms`;
-    console.log(
-      `  ${far.setting} against ${near.setting}: throughput ${(far.throughput.eventsPerSecondMedian / near.throughput.eventsPerSecondMedian).toFixed(2)}×; ` +
-        `on Kafka p50 ${signed(far.onKafka.p50MsMedian - near.onKafka.p50MsMedian)}, p99 ${signed(far.onKafka.p99MsMedian - near.onKafka.p99MsMedian)}; ` +
-        `credited p50 ${signed(far.credited.p50MsMedian - near.credited.p50MsMedian)}, p99 ${signed(far.credited.p99MsMedian - near.credited.p99MsMedian)}`,
-    );
+    const differences = [
+      ...(measuredThroughput ? [`throughput ${(far.throughput.eventsPerSecondMedian / near.throughput.eventsPerSecondMedian).toFixed(2)}×`] : []),
+      ...(measuredLatency
+        ? [
+            `on Kafka p50 ${signed(far.onKafka.p50MsMedian - near.onKafka.p50MsMedian)}, p99 ${signed(far.onKafka.p99MsMedian - near.onKafka.p99MsMedian)}`,
+            `credited p50 ${signed(far.credited.p50MsMedian - near.credited.p50MsMedian)}, p99 ${signed(far.credited.p99MsMedian - near.credited.p99MsMedian)}`,
+          ]
+        : []),
+    ];
+    console.log(`  ${far.setting} against ${near.setting}: ${differences.join('; ')}`);
 
     const written = await saveBenchmark({
       name: RESULT_NAME,

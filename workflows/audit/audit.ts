@@ -1,4 +1,4 @@
-import { log, proxyActivities, setCurrentDetails, upsertMemo, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
+import { log, patched, proxyActivities, setCurrentDetails, upsertMemo, upsertSearchAttributes, type ActivityOptions } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { AuditActivities } from '../../activities/audit';
 import { driftCounts, findingKeys, hasDrift, reportMarkdown } from '../../src/audit/report';
@@ -17,6 +17,8 @@ const auditQuery = {
 } satisfies ActivityOptions;
 
 const { planAudit, checkOutboxWindow, checkConsumer, checkTopics, runAuditChecks } = proxyActivities<AuditActivities>(auditQuery);
+
+const AUDIT_READS_TOPICS_PATCH = 'audit-reads-topics';
 
 const STATUS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditStatus.name, SearchAttributeType.KEYWORD);
 const FINDINGS = defineSearchAttributeKey(SEARCH_ATTRIBUTES.auditFindings.name, SearchAttributeType.KEYWORD_LIST);
@@ -38,7 +40,9 @@ export async function reconciliationWorkflow(input: AuditInput = {}): Promise<Au
   const consumers = [];
   for (const consumer of settings.consumers) consumers.push(await checkConsumer({ window, consumer, maxListed: settings.maxListed }));
   // Events the database lost and the topic kept (a failover with asynchronous replication).
-  const topics = settings.readTopics ? await checkTopics({ window, consumers: settings.consumers, maxListed: settings.maxListed, maxTopicMessages: settings.maxTopicMessages }) : [];
+  // Behind patched(): a run whose plan predates the setting has none and replays without the read.
+  const readTopics = settings.readTopics === true && patched(AUDIT_READS_TOPICS_PATCH);
+  const topics = readTopics ? await checkTopics({ window, consumers: settings.consumers, maxListed: settings.maxListed, maxTopicMessages: settings.maxTopicMessages }) : [];
   const checks = await runAuditChecks({ window, consumers: settings.consumers, maxListed: settings.maxListed });
   const counts = driftCounts(consumers, checks, topics);
   const report: AuditReport = { window, settings, outbox, consumers, topics, checks, drift: hasDrift(counts), driftCounts: counts, durationMs: Date.now() - started };
