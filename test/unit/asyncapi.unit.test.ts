@@ -8,14 +8,16 @@ import { Parser } from '@asyncapi/parser';
 import { buildAsyncApiDocument, loadConfig } from 'temporal-outbox';
 import { PROJECT_ROOT } from '../../src/config/env';
 import { asyncApi as paymentsExample } from '../../examples/payments/asyncapi';
+import { EXAMPLE_SETTINGS } from '../../examples/example-settings';
 import { OrderPlacedV2 } from '../fixtures/events/order-placed';
 import { placedOrderHandler } from '../fixtures/events/placed-orders';
 
 // The AsyncAPI 3.0 document: valid by @asyncapi/parser, and the committed one of the example
 // (examples/payments/asyncapi.json) the same as the code produces now. Regenerate it with:
-//   KAFKA_TOPIC_ROUTES=order_shipped=orders.events npx tsx src/cli/main.ts asyncapi --module examples/payments/asyncapi.ts --out examples/payments/asyncapi.json
+//   KAFKA_TOPIC=payments.events KAFKA_TOPIC_ROUTES=order_shipped=orders.events npx tsx src/cli/main.ts asyncapi --module examples/payments/asyncapi.ts --out examples/payments/asyncapi.json
 const COMMITTED = path.join(PROJECT_ROOT, 'examples', 'payments', 'asyncapi.json');
-const EXAMPLE_ENV = { KAFKA_TOPIC_ROUTES: 'order_shipped=orders.events' };
+// The example's topic is its own (examples/example-settings.ts), not the library's default.
+const EXAMPLE_ENV = { KAFKA_TOPIC: EXAMPLE_SETTINGS.KAFKA_TOPIC, KAFKA_TOPIC_ROUTES: 'order_shipped=orders.events' };
 
 async function problems(document: unknown): Promise<string[]> {
   const { diagnostics } = await new Parser().parse(JSON.stringify(document));
