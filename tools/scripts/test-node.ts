@@ -8,7 +8,8 @@ import { loadStackConfig } from '../local-stack/stack-config';
 // `npm run test:node -- 22` (or 24): the unit tests and a core subset of the integration and
 // end-to-end tests on that Node line, provisioned into the cache from its sha256-pinned PyPI
 // wheel (tools/local-stack/node-release.ts). `npm run test:node -- 24 test/unit/foo.unit.test.ts`
-// runs the given files instead. The whole suite runs on the machine's own Node (`npm test`).
+// runs the given files instead; with TEMPORAL_SERVER=cluster, on Temporal's multi-process cluster and
+// with the cluster's wider subset. The whole suite runs on the machine's own Node (`npm test`).
 // Everything runs under that Node: the stack's CLI, mocha, and every process a test spawns
 // (its bin directory comes first on PATH).
 
@@ -28,6 +29,25 @@ export const CORE_SUBSET = [
   'test/e2e/readme-example.e2e.test.ts',
 ];
 
+/**
+ * On Temporal's cluster (TEMPORAL_SERVER=cluster), the core subset and the rest of what depends on
+ * Temporal's behaviour: the relay workflow itself and a worker replaying it after a kill -9, the
+ * consumer after a kill -9, retention and audit schedules, doctor and `inbox find` reading SQL
+ * visibility, the Temporal CLI commands the docs write, and the cluster's own shape and faults.
+ */
+export const CLUSTER_CORE_SUBSET = [
+  ...CORE_SUBSET,
+  'test/integration/relay.integration.test.ts',
+  'test/integration/consumer-crash.integration.test.ts',
+  'test/integration/retention-schedule.integration.test.ts',
+  'test/integration/audit.integration.test.ts',
+  'test/integration/doctor.integration.test.ts',
+  'test/integration/inbox-find.integration.test.ts',
+  'test/e2e/relay-cli.e2e.test.ts',
+  'test/e2e/relay-crash.e2e.test.ts',
+  'test/e2e/temporal-cluster.e2e.test.ts',
+];
+
 async function main() {
   const [line, ...files] = process.argv.slice(2);
   if (!line || !isNodeLine(line)) {
@@ -35,10 +55,11 @@ async function main() {
     process.exit(2);
   }
   const config = loadStackConfig();
+  const subset = config.temporal.server === 'cluster' ? CLUSTER_CORE_SUBSET : CORE_SUBSET;
   const node = nodeBinary(line, cachePaths(config.local.cacheDir), (m) => process.stdout.write(`[node] ${m}\n`));
   process.stdout.write(`[node] running on ${node} (v${NODE_WHEELS[line].version})\n`);
   const bin = (pkg: string, file: string) => path.join(PROJECT_ROOT, 'node_modules', pkg, file);
-  const args = [bin('tsx', 'dist/cli.mjs'), path.join(PROJECT_ROOT, 'tools', 'cli.ts'), 'stack', 'run', '--', node, bin('mocha', 'bin/mocha.js'), ...(files.length ? files : CORE_SUBSET)];
+  const args = [bin('tsx', 'dist/cli.mjs'), path.join(PROJECT_ROOT, 'tools', 'cli.ts'), 'stack', 'run', '--', node, bin('mocha', 'bin/mocha.js'), ...(files.length ? files : subset)];
   const child = spawn(node, args, { cwd: PROJECT_ROOT, stdio: 'inherit', env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` } });
   // Ctrl-C reaches the child through the terminal; it stops the stack it started.
   process.on('SIGINT', () => undefined);
