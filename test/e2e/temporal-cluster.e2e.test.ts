@@ -51,9 +51,12 @@ describe('Temporal as a cluster of processes (TEMPORAL_SERVER=cluster)', functio
     }
   }
 
-  /** Live members of the ring by service (Temporal's role numbers: 1 frontend, 2 history, 3 matching, 4 worker). */
+  /**
+   * Members of the ring by service (Temporal's role numbers: 1 frontend, 2 history, 3 matching,
+   * 4 worker), by the membership port each registered; a restarted process registers again on its port.
+   */
   async function liveMembers(): Promise<Record<string, number[]>> {
-    const rows = await onClusterDatabase<{ role: number; rpc_port: number }>(CLUSTER_DATABASES.main, 'SELECT role, rpc_port FROM cluster_membership WHERE record_expiry > now() ORDER BY rpc_port');
+    const rows = await onClusterDatabase<{ role: number; rpc_port: number }>(CLUSTER_DATABASES.main, 'SELECT DISTINCT role, rpc_port FROM cluster_membership WHERE record_expiry > now() ORDER BY rpc_port');
     const names: Record<number, string> = { 1: 'frontend', 2: 'history', 3: 'matching', 4: 'worker' };
     const out: Record<string, number[]> = {};
     for (const r of rows) (out[names[r.role] ?? String(r.role)] ??= []).push(r.rpc_port);
@@ -87,7 +90,7 @@ describe('Temporal as a cluster of processes (TEMPORAL_SERVER=cluster)', functio
       await temporal.connection.close();
     }
     const members = await liveMembers();
-    const portsOf = (service: string) => hosts.filter((h) => h.service === service).map((h) => h.ports.grpc);
+    const portsOf = (service: string) => hosts.filter((h) => h.service === service).map((h) => h.ports.membership);
     for (const service of ['frontend', 'history', 'matching', 'worker']) assert.deepEqual(members[service], portsOf(service), `${service} members of the ring`);
     await eventually('both history hosts own shards', async () => new Set((await shardOwners()).values()).size === 2, 60_000, 1000);
     const owners = await shardOwners();
