@@ -5,7 +5,7 @@ import type { StackConfig as Config } from './stack-config';
 import { StackError } from './errors';
 import type { CachePaths } from './paths';
 import { isListening } from './ports';
-import { isAlive, runningPid, startDaemon, stopDaemon, waitUntil } from './processes';
+import { isAlive, runningPid, sleep, startDaemon, stopDaemon, tailOf, waitUntil } from './processes';
 import { TEMPORAL_SERVICE } from './temporal';
 import { localDatabaseAccess, prepareNamespace, serverAnswers, TEMPORAL_SERVER_SERVICE } from './temporal-server';
 import { ensureTemporalServerBinaries } from './temporal-server/build';
@@ -63,23 +63,52 @@ export async function ensureTemporalCluster(config: Config, paths: CachePaths, l
   await ensureTemporalSchemas(binaries.sqlTool, access, log, CLUSTER_DATABASES);
   const files = writeHostConfigs(config, paths, access);
   const hosts = clusterHosts(config.local.temporalPort);
-  for (const host of hosts.filter((h) => missing.includes(h.name))) {
-    startDaemon({
+  const start = (host: ClusterHost) => ({
+    host,
+    pid: startDaemon({
       name: clusterDaemonName(host.name),
       command: binaries.server,
       args: ['--config-file', files.config(host.name), '--allow-no-auth', 'start', '--service', host.service],
       runDir: paths.run,
       logFile: files.log(host.name),
-    });
+    }),
+  });
+  const [first, ...rest] = hosts.filter((h) => missing.includes(h.name));
+  const started = [];
+  if (first) {
+    // One process first: on a fresh database every process would write the cluster's metadata at
+    // once, and all but one would exit on the version conflict.
+    started.push(start(first));
+    await waitUntil(`${first.name} of Temporal's cluster on port ${first.ports.grpc}`, () => isListening(first.ports.grpc), { timeoutMs: 120_000, pid: started[0]!.pid, logFile: files.log(first.name) });
   }
+  started.push(...rest.map(start));
   if (missing.includes(BALANCER)) startBalancerDaemon(config, paths);
   log(
     `Temporal's cluster starting: ${hosts.map((h) => `${h.name} :${h.ports.grpc}`).join(', ')}, ${CLUSTER_HISTORY_SHARDS} history shards on PostgreSQL with SQL visibility, frontends behind ${address} (logs: ${path.join(paths.logs, `${PREFIX}*.log`)})`,
   );
-  await waitUntil(`Temporal's cluster on ${address}`, () => serverAnswers(address), { timeoutMs: 180_000 });
+  const deadline = Date.now() + 180_000;
+  while (!(await serverAnswers(address).catch(() => false))) {
+    failedToStart(started, files);
+    if (Date.now() > deadline) throw new StackError(`timed out after 180 s waiting for Temporal's cluster on ${address}; see ${path.join(paths.logs, `${PREFIX}*.log`)}`);
+    await sleep(250);
+  }
   await prepareNamespace(address, config.temporal.namespace);
   if (missing.includes(UI)) await startUi(config, paths, log);
   return true;
+}
+
+/** Throws, with the end of its log, when a process this start began has exited. */
+function failedToStart(started: { host: ClusterHost; pid: number }[], files: ReturnType<typeof temporalClusterFiles>) {
+  const dead = started.find((s) => !isAlive(s.pid) || /\nState:\s+Z/.test(readOr(`/proc/${s.pid}/status`)));
+  if (dead) throw new StackError(`${dead.host.name} of Temporal's cluster exited during startup; see ${files.log(dead.host.name)}\n${tailOf(files.log(dead.host.name), 4)}`);
+}
+
+function readOr(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 /** Stops every part (all at once: each drains on its own); true when any was running. */
@@ -174,13 +203,18 @@ function writeHostConfigs(config: Config, paths: CachePaths, access: DatabaseAcc
     fs.writeFileSync(files.dynamicConfig, '# Temporal dynamic config overrides for every process of the cluster (key: [{value: ...}]), re-read every 10 s.\n{}\n');
   }
   const [firstFrontend] = frontendHosts(config.local.temporalPort);
-  for (const host of clusterHosts(config.local.temporalPort)) {
+  // Every process's file names all four services: a process tracks in its membership only the
+  // services its configuration lists. Its own entry carries its own ports; the others are the
+  // ports of that service's first process (only the service a process starts binds anything).
+  const all = clusterHosts(config.local.temporalPort);
+  const firstOf = Object.fromEntries([...all].reverse().map((h) => [h.service, h.ports])) as Record<ClusterHost['service'], ClusterHost['ports']>;
+  for (const host of all) {
     const hostConfig = temporalServerConfig({
       frontendPort: firstFrontend!.ports.grpc,
       database: access,
       dynamicConfigFile: files.dynamicConfig,
       historyShards: CLUSTER_HISTORY_SHARDS,
-      services: { [host.service]: host.ports } as Partial<Record<ClusterHost['service'], ClusterHost['ports']>>,
+      services: { ...firstOf, [host.service]: host.ports },
       publicAddress: `127.0.0.1:${config.local.temporalPort}`,
       publicHttpAddress: `127.0.0.1:${firstFrontend!.ports.http}`,
       databases: CLUSTER_DATABASES,
