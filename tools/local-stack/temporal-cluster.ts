@@ -84,7 +84,9 @@ export async function ensureTemporalCluster(config: Config, paths: CachePaths, l
   started.push(...rest.map(start));
   if (missing.includes(BALANCER)) startBalancerDaemon(config, paths);
   log(
-    `Temporal's cluster starting: ${hosts.map((h) => `${h.name} :${h.ports.grpc}`).join(', ')}, ${CLUSTER_HISTORY_SHARDS} history shards on PostgreSQL with SQL visibility, frontends behind ${address} (logs: ${path.join(paths.logs, `${PREFIX}*.log`)})`,
+    started.length === hosts.length
+      ? `Temporal's cluster starting: ${hosts.map((h) => `${h.name} :${h.ports.grpc}`).join(', ')}, ${CLUSTER_HISTORY_SHARDS} history shards on PostgreSQL with SQL visibility, frontends behind ${address} (logs: ${path.join(paths.logs, `${PREFIX}*.log`)})`
+      : `Temporal's cluster: starting ${missing.join(', ')}`,
   );
   const deadline = Date.now() + 180_000;
   while (!(await serverAnswers(address).catch(() => false))) {
