@@ -27,7 +27,7 @@ describe('Temporal server config (TEMPORAL_SERVER=postgres)', () => {
     assert.equal(stores[visibilityStore]!.sql.databaseName, 'temporal_visibility');
     assert.equal(stores[defaultStore]!.sql.connectAddr, '127.0.0.1:54329');
     assert.equal(config.publicClient.hostPort, '127.0.0.1:7233');
-    assert.equal(config.services.frontend.rpc.bindOnIP, '127.0.0.1');
+    assert.equal(config.services.frontend?.rpc.bindOnIP, '127.0.0.1');
   });
 
   it('writes a password only when there is one', () => {

@@ -126,7 +126,8 @@ async function main() {
   // Which Temporal ran it (dev server on SQLite, or TEMPORAL_SERVER=postgres), recorded and in the file name, so both are kept side by side.
   const cluster = await connection.workflowService.getClusterInfo({});
   const temporal = { serverVersion: cluster.serverVersion, persistenceStore: cluster.persistenceStore, visibilityStore: cluster.visibilityStore, historyShards: cluster.historyShardCount };
-  const benchName = temporal.persistenceStore === 'sqlite' ? 'pipeline' : `pipeline-temporal-${temporal.persistenceStore}`;
+  // The single-process server and the cluster share a persistence store; the setting tells them apart.
+  const benchName = temporal.persistenceStore === 'sqlite' ? 'pipeline' : process.env.TEMPORAL_SERVER === 'cluster' ? 'pipeline-temporal-cluster' : `pipeline-temporal-${temporal.persistenceStore}`;
   const startedAt = Date.now();
   const loadAtStart = loadAverage();
   const postmasterPid = await postmasterPidOf(db.pool);

@@ -3,8 +3,11 @@ import type { Command } from 'commander';
 import { loadStackConfig } from './stack-config';
 import { cachePaths } from './paths';
 import { ensurePrometheus, prometheusStatus, stopStackPrometheus } from './prometheus';
-import { stackDown, stackStatus, stackUp, type ServiceName } from './stack';
+import { SERVICES, stackDown, stackStatus, stackUp, type ServiceName } from './stack';
+import { StackError } from './errors';
 import { ensureSchemaRegistry, localSchemaRegistryUrl, schemaRegistryStatus, stopSchemaRegistry } from './schema-registry';
+import { ensureTemporalServerBinaries } from './temporal-server/build';
+import { ensureUiServerBinary } from './temporal-cluster/ui-server';
 
 export function registerStackCommands(program: Command) {
   const stack = program.command('stack').description('the local Temporal, Kafka and PostgreSQL services');
@@ -32,13 +35,27 @@ export function registerStackCommands(program: Command) {
     });
 
   stack
+    .command('build')
+    .description("build Temporal's server, its SQL tool and its Web UI server into the cache (what TEMPORAL_SERVER=postgres and cluster run), without starting anything")
+    .action(() => {
+      const paths = cachePaths(loadStackConfig().local.cacheDir);
+      const t0 = Date.now();
+      ensureTemporalServerBinaries(paths, say);
+      ensureUiServerBinary(paths, say);
+      say(`Temporal's binaries ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    });
+
+  stack
     .command('down')
-    .description('stop the local services')
-    .action(async () => {
+    .description('stop the local services (all, or the ones named: postgres, kafka, temporal)')
+    .argument('[services...]', 'only these services')
+    .action(async (only: string[]) => {
       const config = loadStackConfig();
-      const stopped: string[] = (await stopStackPrometheus(cachePaths(config.local.cacheDir))) ? ['prometheus'] : [];
-      if (await stopSchemaRegistry(cachePaths(config.local.cacheDir))) stopped.push('schema-registry');
-      stopped.push(...(await stackDown(config)));
+      const unknown = only.filter((s) => !(SERVICES as readonly string[]).includes(s));
+      if (unknown.length) throw new StackError(`unknown service ${unknown.join(', ')}: the services are ${SERVICES.join(', ')}`);
+      const stopped: string[] = only.length === 0 && (await stopStackPrometheus(cachePaths(config.local.cacheDir))) ? ['prometheus'] : [];
+      if (only.length === 0 && (await stopSchemaRegistry(cachePaths(config.local.cacheDir)))) stopped.push('schema-registry');
+      stopped.push(...(await stackDown(config, only.length ? (only as ServiceName[]) : SERVICES)));
       say(stopped.length ? `stopped: ${stopped.join(', ')}` : 'nothing was running');
     });
 
@@ -47,7 +64,7 @@ export function registerStackCommands(program: Command) {
     .description('what runs where')
     .action(async () => {
       const config = loadStackConfig();
-      const rows: { service: string; mode: string; endpoint: string; pid?: number; listening?: boolean }[] = await stackStatus(config);
+      const rows: { service: string; mode: string; endpoint: string; pid?: number; listening?: boolean; parts?: { name: string; pid?: number }[] }[] = await stackStatus(config);
       const prometheus = await prometheusStatus(config, cachePaths(config.local.cacheDir));
       if (prometheus.pid || prometheus.listening) rows.push({ service: 'prometheus', mode: 'local', endpoint: `http://127.0.0.1:${config.local.prometheusPort}`, ...prometheus });
       const registry = await schemaRegistryStatus(config, cachePaths(config.local.cacheDir));
@@ -55,6 +72,7 @@ export function registerStackCommands(program: Command) {
       for (const r of rows) {
         const state = r.mode === 'external' ? 'external (not managed here)' : r.pid ? `running (pid ${r.pid})` : r.listening ? 'port in use by another process' : 'stopped';
         say(`${r.service.padEnd(9)} ${r.endpoint.padEnd(45)} ${state}`);
+        for (const part of r.parts ?? []) say(`  ${part.name.padEnd(12)} ${part.pid ? `running (pid ${part.pid})` : 'stopped'}`);
       }
     });
 

@@ -37,9 +37,11 @@ const stackVariables = z.object({
   /**
    * Which Temporal the local stack runs: `dev`, the CLI's single-process dev server (SQLite, one
    * history shard, Web UI); `postgres`, Temporal's own server on the stack's PostgreSQL with
-   * several history shards and SQL visibility (docs/temporal-server.md).
+   * several history shards and SQL visibility, in one process; `cluster`, the same server as
+   * separate processes (two frontends behind one address, two history hosts, matching, worker)
+   * with the Web UI (docs/temporal-server.md).
    */
-  TEMPORAL_SERVER: z.enum(['dev', 'postgres']).default('dev'),
+  TEMPORAL_SERVER: z.enum(['dev', 'postgres', 'cluster']).default('dev'),
   /** Which services the stack filled in (set by localStackEnv, so a child process knows too). */
   OUTBOX_LOCAL_STACK: z.string().optional(),
 });
@@ -142,7 +144,7 @@ export type StackConfig = Config & {
   /** The url is always set: the stack's own unless DATABASE_URL names another. */
   database: { local: boolean; url: string };
   kafka: { local: boolean };
-  temporal: { local: boolean; cli?: string; cliSource: 'wheel' | 'source'; server: 'dev' | 'postgres' };
+  temporal: { local: boolean; cli?: string; cliSource: 'wheel' | 'source'; server: 'dev' | 'postgres' | 'cluster' };
   local: LocalStackSettings;
 };
 

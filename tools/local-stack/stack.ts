@@ -7,6 +7,7 @@ import { StackError } from './errors';
 import { ensurePostgres, pgStatus, stopPostgres } from './postgres';
 import { ensureTemporal, stopTemporal, temporalStatus } from './temporal';
 import { ensureTemporalServer, stopTemporalServer, temporalServerStatus } from './temporal-server';
+import { ensureTemporalCluster, stopTemporalCluster, temporalClusterStatus } from './temporal-cluster';
 
 // The three services as one stack. A service whose connection the user configured
 // (DATABASE_URL, KAFKA_BROKERS, TEMPORAL_ADDRESS) is theirs: never provisioned, started or stopped here.
@@ -23,7 +24,7 @@ export async function stackUp(config: Config, log: (m: string) => void): Promise
   const paths = cachePaths(config.local.cacheDir);
   fs.mkdirSync(paths.root, { recursive: true, mode: 0o755 });
   const started: ServiceName[] = [];
-  const ensure = { postgres: ensurePostgres, kafka: ensureLocalKafka, temporal: config.temporal.server === 'postgres' ? ensureTemporalServer : ensureTemporal };
+  const ensure = { postgres: ensurePostgres, kafka: ensureLocalKafka, temporal: { dev: ensureTemporal, postgres: ensureTemporalServer, cluster: ensureTemporalCluster }[config.temporal.server] };
   // Started one after another: on two cores, three JVM/Go/PostgreSQL start-ups at once are slower than in turn.
   for (const service of SERVICES) {
     if (!isProvisioned(config, service)) continue;
@@ -34,8 +35,8 @@ export async function stackUp(config: Config, log: (m: string) => void): Promise
 
 export async function stackDown(config: Config, services: readonly ServiceName[] = SERVICES): Promise<ServiceName[]> {
   const paths = cachePaths(config.local.cacheDir);
-  // Either kind of Temporal is stopped, whichever TEMPORAL_SERVER says now: a switch must not strand the other.
-  const stopEitherTemporal = async (p: typeof paths) => [await stopTemporalServer(p), await stopTemporal(p)].includes(true);
+  // Every kind of Temporal is stopped, whichever TEMPORAL_SERVER says now: a switch must not strand another.
+  const stopEitherTemporal = async (p: typeof paths) => [await stopTemporalCluster(p), await stopTemporalServer(p), await stopTemporal(p)].includes(true);
   const stop = { postgres: stopPostgres, kafka: stopLocalKafka, temporal: stopEitherTemporal };
   const stopped: ServiceName[] = [];
   // Reverse order: Temporal and Kafka clients of PostgreSQL go first.
@@ -65,13 +66,16 @@ export interface ServiceStatus {
   endpoint: string;
   pid?: number;
   listening?: boolean;
+  /** The processes a service is made of, when more than one (TEMPORAL_SERVER=cluster). */
+  parts?: { name: string; pid?: number }[];
 }
 
 export async function stackStatus(config: Config): Promise<ServiceStatus[]> {
   const paths = cachePaths(config.local.cacheDir);
   const pg = config.database.local ? await pgStatus(config, paths) : {};
   const kafka = config.kafka.local ? await (config.local.kafkaNodes.length > 1 ? kafkaClusterStatus : kafkaStatus)(config, paths) : {};
-  const temporal = !config.temporal.local ? {} : config.temporal.server === 'postgres' ? await temporalServerStatus(config, paths) : await temporalStatus(config, paths);
+  const temporalStatusOf = { dev: temporalStatus, postgres: temporalServerStatus, cluster: temporalClusterStatus }[config.temporal.server];
+  const temporal = config.temporal.local ? await temporalStatusOf(config, paths) : {};
   return [
     { service: 'postgres', mode: config.database.local ? 'local' : 'external', endpoint: redactUrl(config.database.url), ...pg },
     { service: 'kafka', mode: config.kafka.local ? 'local' : 'external', endpoint: config.kafka.brokers.join(','), ...kafka },

@@ -60,10 +60,10 @@ export function stopTemporalServer(paths: CachePaths): Promise<boolean> {
 }
 
 /** The server's databases live on the stack's own PostgreSQL; a user's server is theirs to set up. */
-function localDatabaseAccess(config: Config): DatabaseAccess {
+export function localDatabaseAccess(config: Config): DatabaseAccess {
   if (!config.database.local) {
     throw new StackError(
-      'TEMPORAL_SERVER=postgres runs Temporal on the local stack\'s PostgreSQL, and DATABASE_URL points at your own: unset DATABASE_URL, or run Temporal beside your database yourself and set TEMPORAL_ADDRESS',
+      `TEMPORAL_SERVER=${config.temporal.server} runs Temporal on the local stack's PostgreSQL, and DATABASE_URL points at your own: unset DATABASE_URL, or run Temporal beside your database yourself and set TEMPORAL_ADDRESS`,
     );
   }
   const url = new URL(config.database.url);
@@ -100,7 +100,7 @@ function writeServerConfig(config: Config, paths: CachePaths, access: DatabaseAc
   return files;
 }
 
-async function prepareNamespace(address: string, namespace: string) {
+export async function prepareNamespace(address: string, namespace: string) {
   const connection = await Connection.connect({ address, connectTimeout: 5000 });
   try {
     await ensureNamespace(connection, namespace);
@@ -112,7 +112,7 @@ async function prepareNamespace(address: string, namespace: string) {
 }
 
 /** `temporal-system` exists on every cluster once the frontend serves requests. */
-async function serverAnswers(address: string): Promise<boolean> {
+export async function serverAnswers(address: string): Promise<boolean> {
   const connection = await Connection.connect({ address, connectTimeout: 2000 });
   try {
     await connection.workflowService.describeNamespace({ namespace: 'temporal-system' });

@@ -9,7 +9,8 @@ import { loadStackConfig } from '../local-stack/stack-config';
 // end-to-end tests on that Node line, provisioned into the cache from its sha256-pinned PyPI
 // wheel (tools/local-stack/node-release.ts). `npm run test:node -- 24 test/unit/foo.unit.test.ts`
 // runs the given files instead; `npm run test:node -- 22 --all` runs the whole suite there, as
-// `npm test` does on the machine's own Node (about half an hour, too long for CI's budget per line).
+// `npm test` does on the machine's own Node (about half an hour, too long for CI's budget per line);
+// with TEMPORAL_SERVER=cluster, on Temporal's multi-process cluster and with the cluster's wider subset.
 // Everything runs under that Node: the stack's CLI, mocha, and every process a test spawns
 // (its bin directory comes first on PATH).
 
@@ -33,22 +34,41 @@ export const CORE_SUBSET = [
 export const WHOLE_SUITE = ['test/**/*.test.ts'];
 
 /** What to run for the arguments after the Node line: the given files, the whole suite, or the core. */
-export function testFilesFor(args: string[]): string[] | undefined {
+export function testFilesFor(args: string[], core: readonly string[] = CORE_SUBSET): string[] | undefined {
   const all = args.includes('--all');
   const files = args.filter((a) => a !== '--all');
   if (all && files.length > 0) return undefined;
   if (all) return WHOLE_SUITE;
-  return files.length > 0 ? files : CORE_SUBSET;
+  return files.length > 0 ? files : [...core];
 }
+
+/**
+ * On Temporal's cluster (TEMPORAL_SERVER=cluster), the core subset and the rest of what depends on
+ * Temporal's behaviour: the relay workflow itself and a worker replaying it after a kill -9, the
+ * consumer after a kill -9, retention and audit schedules, doctor and `inbox find` reading SQL
+ * visibility, the Temporal CLI commands the docs write, and the cluster's own shape and faults.
+ */
+export const CLUSTER_CORE_SUBSET = [
+  ...CORE_SUBSET,
+  'test/integration/relay.integration.test.ts',
+  'test/integration/consumer-crash.integration.test.ts',
+  'test/integration/retention-schedule.integration.test.ts',
+  'test/integration/audit.integration.test.ts',
+  'test/integration/doctor.integration.test.ts',
+  'test/integration/inbox-find.integration.test.ts',
+  'test/e2e/relay-cli.e2e.test.ts',
+  'test/e2e/relay-crash.e2e.test.ts',
+  'test/e2e/temporal-cluster.e2e.test.ts',
+];
 
 async function main() {
   const [line, ...rest] = process.argv.slice(2);
-  const files = testFilesFor(rest);
+  const config = loadStackConfig();
+  const files = testFilesFor(rest, config.temporal.server === 'cluster' ? CLUSTER_CORE_SUBSET : CORE_SUBSET);
   if (!line || !isNodeLine(line) || !files) {
     process.stderr.write(`usage: npm run test:node -- <${Object.keys(NODE_WHEELS).join('|')}> [--all | test files…]\n`);
     process.exit(2);
   }
-  const config = loadStackConfig();
   const node = nodeBinary(line, cachePaths(config.local.cacheDir), (m) => process.stdout.write(`[node] ${m}\n`));
   process.stdout.write(`[node] running on ${node} (v${NODE_WHEELS[line].version})\n`);
   const bin = (pkg: string, file: string) => path.join(PROJECT_ROOT, 'node_modules', pkg, file);

@@ -66,7 +66,7 @@ export function registerInboxCommands(program: Command) {
           console.log(`  UI list query: ${f.query}`);
           console.log(`  ${config.temporal.uiUrl}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent(f.query)}`);
           for (const w of f.workflows) console.log(`  ${w.holdsEvent ? 'carried it:' : 'listed, not it:'} ${w.workflowId} (run ${w.runId})`);
-          if (f.workflows.length === 0) console.log('  no applyEventsWorkflow run listed (closed ones are kept for the namespace retention only)');
+          if (f.workflows.length === 0) console.log("  no applyEventsWorkflow run listed: runs are listed from Temporal's visibility, which can lag seconds behind on a cluster (ask again), and closed runs are kept for the namespace retention only");
         }
       } finally {
         await connection.close();

@@ -37,6 +37,8 @@ function groupOf(pid: number, ppid: number, comm: string, cmdline: string, worke
   }
   if (comm === 'java' && cmdline.includes('kafka')) return 'kafka';
   if (comm.startsWith('temporal')) return 'temporal';
+  // Temporal's own server (TEMPORAL_SERVER=postgres or cluster) and its UI server are binaries named `server`.
+  if (/\/temporal-(?:ui-)?server-v[^/]+\/server(?:\s|$)/.test(cmdline)) return 'temporal';
   return 'other';
 }
 
@@ -52,7 +54,7 @@ function snapshot(workers: Map<number, Group>, o: GroupOptions): Map<number, { g
       const comm = stat.slice(stat.indexOf('(') + 1, close);
       const fields = stat.slice(close + 2).split(' ');
       const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
-      const cmdline = comm === 'java' || (comm === 'postgres' && o.databaseName !== undefined) ? fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() : '';
+      const cmdline = comm === 'java' || comm === 'server' || (comm === 'postgres' && o.databaseName !== undefined) ? fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() : '';
       perPid.set(Number(entry), { group: groupOf(Number(entry), Number(fields[1]), comm, cmdline, workers, o), ticks });
     } catch {
       // the process ended while we read it

@@ -17,6 +17,8 @@ export function machineInfo() {
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     node: process.version,
+    // Which Temporal the local stack ran (TEMPORAL_SERVER: dev, postgres, cluster), so figures on each sit side by side.
+    temporalServer: process.env.TEMPORAL_SERVER || 'dev',
     platform: `${os.platform()} ${os.release()}`,
     at: new Date().toISOString(),
   };

@@ -37,15 +37,28 @@ export function ensureTemporalServerBinaries(paths: CachePaths, log: (m: string)
   if (fs.existsSync(binaries.server) && fs.existsSync(binaries.sqlTool)) return binaries;
   if (!hasCommand('go')) {
     throw new StackError(
-      `TEMPORAL_SERVER=postgres builds Temporal's server ${TEMPORAL_SERVER_BUILD.version} with Go, which is not on PATH: install Go 1.26.8+ (or unset TEMPORAL_SERVER to use the dev server, or set TEMPORAL_ADDRESS to your own server)`,
+      `TEMPORAL_SERVER=postgres and TEMPORAL_SERVER=cluster build Temporal's server ${TEMPORAL_SERVER_BUILD.version} with Go, which is not on PATH: install Go 1.26.8+ (or unset TEMPORAL_SERVER to use the dev server, or set TEMPORAL_ADDRESS to your own server)`,
     );
   }
   const { module, version, serverPackage, sqlToolPackage } = TEMPORAL_SERVER_BUILD;
-  const specs = [serverPackage, sqlToolPackage].map((p) => `${module}/${p}@v${version}`);
-  log(`building Temporal's server ${version} and its SQL tool with \`go install\` (first run only; minutes, and several GB of Go caches removed afterwards)`);
-  // Built into a side folder and moved in whole: an interrupted build never looks finished.
-  const partial = `${binaries.dir}.partial`;
-  const goCaches = path.join(paths.root, 'go-temporal-server');
+  goInstallInto(paths, {
+    what: `Temporal's server ${version} and its SQL tool`,
+    dir: binaries.dir,
+    specs: [serverPackage, sqlToolPackage].map((p) => `${module}/${p}@v${version}`),
+    log,
+  });
+  return binaries;
+}
+
+/**
+ * `go install` of `specs` into `dir`, with module and build caches of its own that are removed
+ * afterwards (only the binaries are kept). Built into a side folder and moved in whole: an
+ * interrupted build never looks finished.
+ */
+export function goInstallInto(paths: CachePaths, opts: { what: string; dir: string; specs: string[]; log: (m: string) => void }) {
+  opts.log(`building ${opts.what} with \`go install\` (first run only; minutes, and several GB of Go caches removed afterwards)`);
+  const partial = `${opts.dir}.partial`;
+  const goCaches = path.join(paths.root, `go-${path.basename(opts.dir)}`);
   const env = {
     ...process.env,
     GOBIN: partial,
@@ -56,18 +69,17 @@ export function ensureTemporalServerBinaries(paths: CachePaths, log: (m: string)
   try {
     fs.rmSync(partial, { recursive: true, force: true });
     // The machine's GOPROXY/GOSUMDB/GOFLAGS pass through untouched.
-    execFileSync('go', ['install', ...specs], { stdio: ['ignore', 'pipe', 'pipe'], env, maxBuffer: 64 * 1024 * 1024 });
-    fs.rmSync(binaries.dir, { recursive: true, force: true });
-    fs.renameSync(partial, binaries.dir);
+    execFileSync('go', ['install', ...opts.specs], { stdio: ['ignore', 'pipe', 'pipe'], env, maxBuffer: 64 * 1024 * 1024 });
+    fs.rmSync(opts.dir, { recursive: true, force: true });
+    fs.renameSync(partial, opts.dir);
   } catch (err) {
     const stderr = `${(err as { stderr?: Buffer }).stderr ?? (err as Error).message}`.trim().split('\n').slice(-8).join('\n');
-    throw new StackError(`building Temporal's server ${version} failed:\n${stderr}`);
+    throw new StackError(`building ${opts.what} failed:\n${stderr}`);
   } finally {
     removeGoCaches(goCaches, env);
     fs.rmSync(partial, { recursive: true, force: true });
   }
-  log(`built Temporal's server ${version} in ${Math.round((Date.now() - started) / 1000)} s (${binaries.dir})`);
-  return binaries;
+  opts.log(`built ${opts.what} in ${Math.round((Date.now() - started) / 1000)} s (${opts.dir})`);
 }
 
 /** Go leaves its module cache read-only; `go clean -modcache` can delete it where a plain rm as non-root cannot. */

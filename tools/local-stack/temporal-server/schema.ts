@@ -15,13 +15,16 @@ export interface DatabaseAccess {
 }
 
 /** The tool's embedded schema folders (listed by `sql setup-schema --help`). */
-const SCHEMAS = [
-  { database: TEMPORAL_DATABASE, schemaName: 'postgresql/v12/temporal' },
-  { database: VISIBILITY_DATABASE, schemaName: 'postgresql/v12/visibility' },
-] as const;
+const SCHEMA_NAMES = { main: 'postgresql/v12/temporal', visibility: 'postgresql/v12/visibility' } as const;
 
-export async function ensureTemporalSchemas(sqlTool: string, access: DatabaseAccess, log: (m: string) => void): Promise<void> {
-  for (const { database, schemaName } of SCHEMAS) {
+export async function ensureTemporalSchemas(
+  sqlTool: string,
+  access: DatabaseAccess,
+  log: (m: string) => void,
+  databases: { main: string; visibility: string } = { main: TEMPORAL_DATABASE, visibility: VISIBILITY_DATABASE },
+): Promise<void> {
+  for (const [kind, database] of Object.entries(databases) as ['main' | 'visibility', string][]) {
+    const schemaName = SCHEMA_NAMES[kind];
     const fresh = await ensureDatabase(access, database);
     if (fresh) {
       log(`created database ${database} for Temporal; setting up its schema`);
@@ -39,7 +42,7 @@ async function ensureDatabase(access: DatabaseAccess, database: string): Promise
   try {
     const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
     if (rowCount === 0) {
-      // The name is one of this module's constants, never input; CREATE DATABASE takes no parameters.
+      // The names are constants of the stack's code, never input; CREATE DATABASE takes no parameters.
       await admin.query(`CREATE DATABASE ${database}`).catch((err: { code?: string }) => {
         if (err.code !== '42P04') throw err; // created concurrently by another `up`
       });

@@ -33,17 +33,36 @@ export function allPorts(ports: TemporalServerPorts): number[] {
   return [ports.frontend.http, ...Object.values(ports).flatMap((p: ServicePorts) => [p.grpc, p.membership])];
 }
 
+export type TemporalServiceName = keyof TemporalServerPorts;
+
 export interface ServerConfigInput {
   frontendPort: number;
   database: { host: string; port: number; user: string; password?: string };
   dynamicConfigFile: string;
   historyShards?: number;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * For one process of a multi-process cluster: the services it runs and their ports (default:
+   * all four on temporalServerPorts(frontendPort), one process).
+   */
+  services?: Partial<Record<TemporalServiceName, ServicePorts & { http?: number }>>;
+  /** Where clients and the worker service reach the frontend (default: the frontend's gRPC port). */
+  publicAddress?: string;
+  /** The frontend HTTP API the cluster advertises (default: this process's, else the frontend's). */
+  publicHttpAddress?: string;
+  /** Temporal's two databases (default: TEMPORAL_DATABASE and VISIBILITY_DATABASE). */
+  databases?: { main: string; visibility: string };
+  /** Connections each process may open to each database (default: 20 + 5 visibility). */
+  maxConns?: { main: number; visibility: number };
 }
 
 export function temporalServerConfig(input: ServerConfigInput) {
   const ports = temporalServerPorts(input.frontendPort);
-  const frontendAddress = `127.0.0.1:${ports.frontend.grpc}`;
+  const services = input.services ?? ports;
+  const frontendAddress = input.publicAddress ?? `127.0.0.1:${ports.frontend.grpc}`;
+  const httpAddress = input.publicHttpAddress ?? `127.0.0.1:${services.frontend?.http ?? ports.frontend.http}`;
+  const databases = input.databases ?? { main: TEMPORAL_DATABASE, visibility: VISIBILITY_DATABASE };
+  const maxConns = input.maxConns ?? { main: 20, visibility: 5 };
   const sql = (databaseName: string, maxConns: number, maxIdleConns: number) => ({
     sql: {
       pluginName: 'postgres12',
@@ -70,24 +89,19 @@ export function temporalServerConfig(input: ServerConfigInput) {
       datastores: {
         // Each of the four services opens its own pools: at most 4 × (20 + 5) = 100 connections,
         // leaving half of the stack PostgreSQL's max_connections (200) to the workers.
-        'postgres-default': sql(TEMPORAL_DATABASE, 20, 10),
-        'postgres-visibility': sql(VISIBILITY_DATABASE, 5, 2),
+        'postgres-default': sql(databases.main, maxConns.main, Math.ceil(maxConns.main / 2)),
+        'postgres-visibility': sql(databases.visibility, maxConns.visibility, Math.ceil(maxConns.visibility / 2)),
       },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
-    services: {
-      frontend: rpc(ports.frontend),
-      history: rpc(ports.history),
-      matching: rpc(ports.matching),
-      worker: rpc(ports.worker),
-    },
+    services: Object.fromEntries(Object.entries(services).map(([name, p]) => [name, rpc(p)])) as Partial<Record<TemporalServiceName, ReturnType<typeof rpc>>>,
     clusterMetadata: {
       enableGlobalNamespace: false,
       failoverVersionIncrement: 10,
       masterClusterName: CLUSTER_NAME,
       currentClusterName: CLUSTER_NAME,
       clusterInformation: {
-        [CLUSTER_NAME]: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: frontendAddress, httpAddress: `127.0.0.1:${ports.frontend.http}` },
+        [CLUSTER_NAME]: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: frontendAddress, httpAddress },
       },
     },
     dcRedirectionPolicy: { policy: 'noop' },
