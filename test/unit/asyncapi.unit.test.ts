@@ -75,6 +75,38 @@ describe('the AsyncAPI document', function () {
     assert.deepEqual(messages['order_placed.v2']!.payload.required, ['event_id', 'order_id', 'first_name', 'last_name', 'total_minor']);
   });
 
+  it('the formats on each topic: registry binding, CloudEvents headers (binary) and envelope (structured); plain topics unchanged', async () => {
+    const env = {
+      KAFKA_TOPIC: 'payments.events',
+      KAFKA_TOPIC_ROUTES: 'order_shipped=orders.events,order_placed=placed.events',
+      CLOUDEVENTS_TOPICS: 'orders.events=binary,placed.events=structured',
+      SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1/apis/ccompat/v7',
+      SCHEMA_REGISTRY_TOPICS: 'payments.events=avro',
+    };
+    const source = { ...paymentsExample, events: [...paymentsExample.events, OrderPlacedV2] };
+    const document = buildAsyncApiDocument(source, loadConfig(env));
+    assert.deepEqual(await problems(document), []);
+    type Message = { contentType: string; bindings?: { kafka: Record<string, unknown> }; headers: { properties: Record<string, unknown>; required: string[] }; payload: { properties: Record<string, unknown>; required: string[] } };
+    const messages = (document.components as { messages: Record<string, Message> }).messages;
+    const credit = messages['payment_confirmed.v1']!;
+    assert.equal(credit.contentType, 'application/vnd.apache.avro+binary');
+    assert.deepEqual([credit.bindings!.kafka.schemaIdLocation, credit.bindings!.kafka.schemaIdPayloadEncoding, credit.bindings!.kafka.schemaLookupStrategy], ['payload', 'confluent', 'TopicIdStrategy']);
+    assert.equal(credit.headers.properties.ce_id, undefined);
+    const shipped = messages['order_shipped.v1']!;
+    assert.deepEqual(shipped.headers.properties.ce_type, { type: 'string', const: 'order_shipped' });
+    assert.ok(['ce_specversion', 'ce_id', 'ce_source', 'ce_type'].every((h) => shipped.headers.required.includes(h)));
+    assert.equal(shipped.contentType, 'application/json');
+    const placed = messages['order_placed.v2']!;
+    assert.equal(placed.contentType, 'application/cloudevents+json; charset=UTF-8');
+    assert.deepEqual(placed.payload.required, ['specversion', 'id', 'source', 'type', 'data']);
+    assert.deepEqual((placed.payload.properties.data as { required: string[] }).required, ['event_id', 'order_id', 'first_name', 'last_name', 'total_minor']);
+    // Without the format settings the same types are plain JSON messages.
+    const plain = (buildAsyncApiDocument(source, loadConfig({ KAFKA_TOPIC: 'payments.events', KAFKA_TOPIC_ROUTES: env.KAFKA_TOPIC_ROUTES })).components as { messages: Record<string, Message> }).messages;
+    assert.equal(plain['payment_confirmed.v1']!.contentType, 'application/json');
+    assert.equal(plain['order_shipped.v1']!.headers.properties.ce_type, undefined);
+    assert.equal(plain['order_placed.v2']!.contentType, 'application/json');
+  });
+
   it('the validation can fail: an operation on a channel that does not exist is an error', async () => {
     const document = buildAsyncApiDocument(paymentsExample, loadConfig(EXAMPLE_ENV)) as { operations: Record<string, { channel: { $ref: string } }> };
     document.operations.send_payment_confirmed!.channel.$ref = '#/channels/nowhere';
