@@ -79,7 +79,9 @@ describe('an existing service adopts the packed package: its tables untouched, e
       version: '1.0.0',
       private: true,
       dependencies: { pg: '^8.23.1' },
-      devDependencies: { kysely: '^0.28.0 || ^0.29.0', knex: '^3.1.0', '@types/pg': '^8.23.1' },
+      // kysely 0.29 is ES-module only (and needs Node 22), which npm picks on Node 22: this service
+      // is CommonJS, as many are, so it stays on 0.28 on every Node line.
+      devDependencies: { kysely: '^0.28.0', knex: '^3.1.0', '@types/pg': '^8.23.1' },
     });
     for (const [from, to] of [['service.ts.fixture', 'service.ts'], ['kysely-outbox.ts.fixture', 'kysely-outbox.ts'], ['knex-outbox.ts.fixture', 'knex-outbox.ts']]) {
       fs.copyFileSync(path.join(FIXTURES, from!), path.join(scratch, to!));

@@ -9,7 +9,7 @@ describe("the library's defaults are neutral; the example names its own", () => 
     for (const config of [resolveConfig(), loadConfig({})]) {
       assert.deepEqual([config.kafka.topic, config.kafka.deadLetterTopic, config.kafka.consumerGroup, config.consumer.inboxName], ['outbox.events', 'outbox.events.dlq', 'outbox-consumer', 'outbox-consumer']);
       assert.deepEqual(config.audit.consumers, []);
-      assert.doesNotMatch(JSON.stringify(config), /payment|account/i, 'no setting names the example');
+      assert.doesNotMatch(JSON.stringify({ ...config, cacheDir: undefined }), /payment|account/i, 'no setting names the example (the cache folder is wherever the checkout is)');
     }
     assert.deepEqual(loadConfig({ INBOX_CONSUMER: 'billing' }).audit.consumers, [], 'an inbox name alone does not say which event types it applies');
   });
