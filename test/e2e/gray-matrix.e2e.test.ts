@@ -42,7 +42,7 @@ describe(`gray-failure matrix: ${whole ? 'all 36 cells' : 'the representative ce
       assert.equal(after.lost, 0, 'lost 0');
       assert.equal(after.doubleApplied, 0, 'double-applied 0');
       assert.equal(after.keysOutOfOrder, 0, 'first deliveries per key in order');
-      assert.deepEqual(result.missed, [], 'bounds held');
+      assert.deepEqual(result.missed, [], `bounds held; the worker's log since the fault:\n${(result.workerLog ?? []).join('\n')}`);
     });
   }
 });

@@ -41,6 +41,8 @@ export interface CellResult {
   heldMs: number;
   /** The bounds this cell missed, in words; empty when it held them all. */
   missed: string[];
+  /** When a bound was missed: the faulty worker's last log messages since the fault, to see why. */
+  workerLog?: string[];
 }
 
 /**
@@ -113,7 +115,8 @@ export async function runCell(rig: GrayRig, cell: Cell, timing: CellTiming, log:
   if (takeoverMs === null || takeoverMs > takeoverBound) missed.push(`takeover ${takeoverMs ?? `> ${takeoverBound + MEASURE_PAST_BOUND_MS}`} ms (bound ${takeoverBound} ms)`);
   if (rejoinMs === null || rejoinMs > rejoinBound) missed.push(`rejoin ${rejoinMs ?? `> ${rejoinBound + MEASURE_PAST_BOUND_MS}`} ms (bound ${rejoinBound} ms)`);
   log(`${cellName(cell)}: rejoin ${rejoinMs ?? 'not measured'} ms, worst delay ${worstDelayMs} ms${missed.length ? `; MISSED ${missed.join(', ')}` : ''}`);
-  return { cell: cellName(cell), ...cell, heal: HEAL[cell.fault], startedAt, takeoverMs, worstDelayMs, steppedAside, stepAsideMs, movedMs, rejoinMs, heldMs, missed };
+  const workerLog = missed.length === 0 ? undefined : worker.lines().filter((l) => logTime(l) >= faultAt && !l.includes('sdkComponent') && !l.includes('batch applied')).slice(-20).map((l) => `${logTime(l) - faultAt} ms: ${/"msg":"([^"]*)"/.exec(l)?.[1] ?? l.slice(0, 200)}`);
+  return { cell: cellName(cell), ...cell, heal: HEAL[cell.fault], startedAt, takeoverMs, worstDelayMs, steppedAside, stepAsideMs, movedMs, rejoinMs, heldMs, missed, ...(workerLog ? { workerLog } : {}) };
 }
 
 function inject(link: FaultLink, fault: Cell['fault']) {
