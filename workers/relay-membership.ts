@@ -1,4 +1,5 @@
 import type { NativeConnection } from '@temporalio/worker';
+import type { Pool } from 'pg';
 import type { RelayWorkerSet } from './relay-worker-set';
 
 // How long a relay worker stepping aside waits for its Temporal workers to drain before it may
@@ -7,26 +8,29 @@ import type { RelayWorkerSet } from './relay-worker-set';
 // new and has left the relay workers), and its connection closes when it is done.
 const STEP_ASIDE_DRAIN_MS = 10_000;
 
-/** A Temporal connection for one membership, and how to let go of it once that membership has drained. */
-export interface MembershipConnection {
+/** A Temporal connection and a database pool for one membership, and how to let go of them once it has drained. */
+export interface MembershipLinks {
   connection: NativeConnection;
+  pool: Pool;
   release(): Promise<void>;
 }
 
 /**
  * One membership of a relay worker (workers/step-aside.ts starts one, and a new one after each
- * heal): a relay worker set on a Temporal connection of its own, released when the set has
- * drained. A membership that stepped aside stops holding up the next one after
- * STEP_ASIDE_DRAIN_MS, and the next one gets a new connection: the last one may be the dead link.
+ * heal): a relay worker set on a Temporal connection and a database pool of its own, released
+ * when the set has drained. A membership that stepped aside stops holding up the next one after
+ * STEP_ASIDE_DRAIN_MS, and the next one gets new links: the last ones may hold connections a heal
+ * left dead (an idle pooled connection frozen by a NAT is found only by its query timeout, 35 s).
  */
 export async function startRelayMembership(
-  connect: () => Promise<MembershipConnection>,
-  create: (connection: NativeConnection) => Promise<RelayWorkerSet>,
+  connect: () => Promise<MembershipLinks>,
+  create: (links: MembershipLinks) => Promise<RelayWorkerSet>,
 ): Promise<RelayWorkerSet> {
-  const { connection, release } = await connect();
+  const links = await connect();
+  const { release } = links;
   let set: RelayWorkerSet;
   try {
-    set = await create(connection);
+    set = await create(links);
   } catch (err) {
     await release();
     throw err;

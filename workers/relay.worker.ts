@@ -14,7 +14,7 @@ import { kafkaProbe, postgresProbe, temporalProbe } from './link-health';
 import { runWorkerMain } from './run-main';
 import { runSteppingAside } from './step-aside';
 import { createRelayWorkerSet } from './relay-worker-set';
-import { startRelayMembership, type MembershipConnection } from './relay-membership';
+import { startRelayMembership, type MembershipLinks } from './relay-membership';
 import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { NativeConnection } from '@temporalio/worker';
 import { workflowCode } from './temporal-worker';
@@ -42,7 +42,8 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
   const logger = options.logger ?? createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
   const observability = await startWorkerObservability(config, 'relay', logger, options);
-  const pool = options.pool ?? createPool(workerDatabaseUrl(config, 'relay'), { schema: config.database.schema, max: 10, ...databaseTimeouts(config) });
+  const newPool = () => createPool(workerDatabaseUrl(config, 'relay'), { schema: config.database.schema, max: 10, ...databaseTimeouts(config) });
+  const pool = options.pool ?? newPool();
   // Sessions and the LISTEN need connections of their own, to the database the pool uses.
   const dedicated = options.pool ? poolConnectionSettings(options.pool) : workerDatabaseUrl(config, 'relay');
   const listener = new PendingListener(dedicated, config.links.database);
@@ -58,11 +59,24 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
     await producer.connect();
     const code = await workflowCode(config, require.resolve('../workflows/relay'), observability.tracing.exporting);
     if (!options.connection) firstConnection = await NativeConnection.connect(temporalConnectionOptions(config));
-    const membershipConnection = async (): Promise<MembershipConnection> => {
-      if (options.connection) return { connection: options.connection, release: async () => undefined };
-      const connection = firstConnection ?? (await NativeConnection.connect(temporalConnectionOptions(config)));
+    // The first membership uses the worker's pool; each later one a new pool of its own (unless
+    // the service gave its pool), ended once that membership has drained.
+    let firstPool: typeof pool | undefined = pool;
+    const membershipLinks = async (): Promise<MembershipLinks> => {
+      const given = options.connection;
+      const connection = given ?? firstConnection ?? (await NativeConnection.connect(temporalConnectionOptions(config)));
       firstConnection = undefined;
-      return { connection, release: () => connection.close().catch(() => undefined) };
+      const own = options.pool || firstPool ? undefined : newPool();
+      const membershipPool = own ?? firstPool ?? pool;
+      firstPool = undefined;
+      return {
+        connection,
+        pool: membershipPool,
+        release: async () => {
+          if (!given) await connection.close().catch(() => undefined);
+          if (own) await endPool(own);
+        },
+      };
     };
     const admin = kafka.admin();
     await admin.connect();
@@ -77,13 +91,13 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
       // Temporal tasks until all answer again (workers/step-aside.ts); its shards move meanwhile.
       await runSteppingAside({
         start: () =>
-          startRelayMembership(membershipConnection, (connection) =>
+          startRelayMembership(membershipLinks, ({ connection, pool: membershipPool }) =>
             createRelayWorkerSet({
               connection,
               namespace: config.temporal.namespace,
               taskQueue,
               workflowBundle: { code },
-              deps: { pool, producer, config, listener },
+              deps: { pool: membershipPool, producer, config, listener },
               sessionDatabase: dedicated,
               wrapActivities: hooks.wrapActivities,
               // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
