@@ -8,7 +8,7 @@ import { startConsumerSamplers } from '../src/observability/consumer-samplers';
 import { startWorkerObservability } from '../src/observability/worker-observability';
 import { buildConsumerDeps } from './consumer/deps';
 import { startConsumerMembership } from './consumer/membership';
-import { kafkaProbe, postgresProbe } from './link-health';
+import { kafkaProbe, postgresProbe, temporalProbe } from './link-health';
 import { runSteppingAside } from './step-aside';
 import { onAbort, poolConnectionSettings, type WorkerOptions } from './worker-options';
 
@@ -47,8 +47,8 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     const stopped = new AbortController();
     onAbort(options.signal, () => stopped.abort());
     try {
-      // A consumer that cannot reach PostgreSQL or Kafka leaves the group and stops taking
-      // Temporal tasks until both answer again (workers/step-aside.ts): its partitions go to the
+      // A consumer that cannot reach PostgreSQL, Kafka or Temporal leaves the group and stops taking
+      // Temporal tasks until all answer again (workers/step-aside.ts): its partitions go to the
       // other members.
       await runSteppingAside({
         start: () => startConsumerMembership(deps, observability.tracing, options.connection),
@@ -60,6 +60,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
         probes: {
           postgres: postgresProbe(options.pool ? poolConnectionSettings(options.pool) : workerDatabaseUrl(config, 'consumer'), config.links.health.timeoutMs),
           kafka: kafkaProbe(admin, deps.topics[0]!),
+          temporal: temporalProbe(config, config.links.health.timeoutMs),
         },
         // Another member of the group to hand the partitions to: a consumer alone keeps them, and
         // heartbeats through the outage, applying what it holds once the link is back.

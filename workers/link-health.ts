@@ -1,5 +1,7 @@
 import { Client, type ClientConfig } from 'pg';
 import type { Admin } from 'kafkajs';
+import { NativeConnection } from '@temporalio/worker';
+import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../src/config/env';
 
@@ -89,4 +91,20 @@ export function postgresProbe(database: string | ClientConfig, timeoutMs: number
 /** Kafka: the topic's metadata from the brokers, through the worker's own client settings (and routes). */
 export function kafkaProbe(admin: Admin, topic: string): LinkProbe {
   return () => admin.fetchTopicMetadata({ topics: [topic] });
+}
+
+/**
+ * Temporal: a new connection and GetSystemInfo. New, like the PostgreSQL probe, so a heal that
+ * leaves the worker's own HTTP/2 connection dead still counts as healed; and because the SDK's own
+ * keepalive takes up to 45 s to drop a silent connection, which is longer than the takeover bound.
+ */
+export function temporalProbe(config: Config, timeoutMs: number): LinkProbe {
+  return async () => {
+    const connection = await NativeConnection.connect(temporalConnectionOptions(config, { connectTimeout: timeoutMs }));
+    try {
+      await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+  };
 }

@@ -5,6 +5,15 @@ import { workflowSpanSinks } from '../src/observability/tracing';
 
 // How long a shutdown waits for this worker's row to be removed before draining anyway.
 const LEAVE_WAIT_MS = 2_000;
+// The most time between two session heartbeats reaching Temporal. The SDK's own throttle is 80 %
+// of the heartbeat timeout (4.8 s of 6 s), which would leave a session 1.2 s of slack before it
+// times out; every 2 s leaves it 4 s (workflows/relay/session-activity.ts).
+const SESSION_HEARTBEAT_THROTTLE = '2 seconds';
+// How long a shard's next workflow task waits for the worker that ran its last one (which has its
+// history cached) before any relay worker may take it. The SDK's 10 s is paid in full at every
+// takeover: the worker that stepped aside or died no longer polls its sticky queue. 3 s is many
+// times what a busy but healthy worker takes to poll, and the price of a miss is one replay.
+const STICKY_TASK_WAIT = '3 seconds';
 
 export interface RelayWorkerSetOptions {
   connection: NativeConnection;
@@ -30,8 +39,12 @@ export interface RelayWorkerSet {
   activities: RelayActivities;
   /** Runs until shutdown(); rejects if either worker fails. */
   run(): Promise<void>;
-  /** Leaves the live set first (sessions here end after their batch and move on), then drains. */
-  shutdown(): Promise<void>;
+  /**
+   * Leaves the live set first (sessions here end after their batch and move on), then drains.
+   * `stepAside`: a link is down, so the sessions' statements in flight are abandoned rather than
+   * waited for (SessionConnections.abandonInUse).
+   */
+  shutdown(stepAside?: boolean): Promise<void>;
 }
 
 /**
@@ -47,11 +60,18 @@ export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise
   const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds', interceptors: opts.workerOptions?.interceptors };
   // Our bundles carry the OpenTelemetry workflow interceptors, so the sink their spans leave
   // through must be there even when this process exports nothing (it then drops them).
-  const shared = await Worker.create({ ...common, taskQueue: opts.taskQueue, workflowBundle: opts.workflowBundle, sinks: opts.workerOptions?.sinks ?? workflowSpanSinks() });
-  const own = await Worker.create({ ...common, taskQueue: registry.taskQueue });
+  const shared = await Worker.create({
+    ...common,
+    taskQueue: opts.taskQueue,
+    workflowBundle: opts.workflowBundle,
+    sinks: opts.workerOptions?.sinks ?? workflowSpanSinks(),
+    stickyQueueScheduleToStartTimeout: STICKY_TASK_WAIT,
+  });
+  const own = await Worker.create({ ...common, taskQueue: registry.taskQueue, maxHeartbeatThrottleInterval: SESSION_HEARTBEAT_THROTTLE });
   await registry.join();
   let left: Promise<void> | undefined;
-  const shutdown = () => {
+  const shutdown = (stepAside = false) => {
+    if (stepAside) sessionConnections.abandonInUse();
     // Leaving is one DELETE; on a dead database link it is not waited for (the row expires).
     left ??= Promise.race([registry.leave(), new Promise<void>((resolve) => setTimeout(resolve, LEAVE_WAIT_MS).unref())]).finally(() => {
       for (const w of [shared, own]) if (w.getState() === 'RUNNING') w.shutdown();

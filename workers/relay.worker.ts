@@ -10,10 +10,11 @@ import { ensureTopics, eventTopics } from '../src/kafka/topics';
 import { startRelaySamplers } from '../src/observability/relay-samplers';
 import { startWorkerObservability } from '../src/observability/worker-observability';
 import { startMemoryLog } from './memory-log';
-import { kafkaProbe, postgresProbe } from './link-health';
+import { kafkaProbe, postgresProbe, temporalProbe } from './link-health';
 import { runWorkerMain } from './run-main';
 import { runSteppingAside } from './step-aside';
 import { createRelayWorkerSet } from './relay-worker-set';
+import { startRelayMembership, type MembershipLinks } from './relay-membership';
 import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { NativeConnection } from '@temporalio/worker';
 import { workflowCode } from './temporal-worker';
@@ -50,20 +51,42 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
   const logger = options.logger ?? createLogger('relay-worker', config.logLevel);
   const taskQueue = config.relay.taskQueue ?? TASK_QUEUES.relay;
   const observability = await startWorkerObservability(config, 'relay', logger, options);
-  const pool = options.pool ?? createPool(workerDatabaseUrl(config, 'relay'), { schema: config.database.schema, max: 10, ...databaseTimeouts(config) });
+  const newPool = () => createPool(workerDatabaseUrl(config, 'relay'), { schema: config.database.schema, max: 10, ...databaseTimeouts(config) });
+  const pool = options.pool ?? newPool();
   // Sessions and the LISTEN need connections of their own, to the database the pool uses.
   const dedicated = options.pool ? poolConnectionSettings(options.pool) : workerDatabaseUrl(config, 'relay');
   const listener = new PendingListener(dedicated, config.links.database);
   const kafka = createKafka(config, `outbox-relay-${process.pid}`, logger);
   // Not idempotent, and no retries inside kafkajs: src/kafka/relay-producer.ts says why.
   const producer: Producer = createRelayProducer(kafka);
-  let ownConnection: NativeConnection | undefined;
+  // Connected before anything starts, so a Temporal that cannot be reached stops the worker at
+  // once; each later membership (after a step-aside) opens a new one (workers/relay-membership.ts).
+  let firstConnection: NativeConnection | undefined;
   const samplers = observability.sampling ? startRelaySamplers(pool, config, logger) : undefined;
   try {
     await ensureTopics(kafka, config, eventTopics(config.kafka));
     await producer.connect();
     const code = await workflowCode(config, require.resolve('../workflows/relay'), observability.tracing.exporting);
-    const connection = options.connection ?? (ownConnection = await NativeConnection.connect(temporalConnectionOptions(config)));
+    if (!options.connection) firstConnection = await NativeConnection.connect(temporalConnectionOptions(config));
+    // The first membership uses the worker's pool; each later one a new pool of its own (unless
+    // the service gave its pool), ended once that membership has drained.
+    let firstPool: typeof pool | undefined = pool;
+    const membershipLinks = async (): Promise<MembershipLinks> => {
+      const given = options.connection;
+      const connection = given ?? firstConnection ?? (await NativeConnection.connect(temporalConnectionOptions(config)));
+      firstConnection = undefined;
+      const own = options.pool || firstPool ? undefined : newPool();
+      const membershipPool = own ?? firstPool ?? pool;
+      firstPool = undefined;
+      return {
+        connection,
+        pool: membershipPool,
+        release: async () => {
+          if (!given) await connection.close().catch(() => undefined);
+          if (own) await endPool(own);
+        },
+      };
+    };
     const admin = kafka.admin();
     await admin.connect();
     const stopped = new AbortController();
@@ -73,22 +96,24 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
     });
     let memoryLog: ReturnType<typeof startMemoryLog> | undefined;
     try {
-      // A worker that cannot reach PostgreSQL or Kafka leaves the relay workers and stops taking
-      // Temporal tasks until both answer again (workers/step-aside.ts); its shards move meanwhile.
+      // A worker that cannot reach PostgreSQL, Kafka or Temporal leaves the relay workers and stops taking
+      // Temporal tasks until all answer again (workers/step-aside.ts); its shards move meanwhile.
       await runSteppingAside({
         start: () =>
-          createRelayWorkerSet({
-            connection,
-            namespace: config.temporal.namespace,
-            taskQueue,
-            workflowBundle: { code },
-            deps: { pool, producer, config, listener, events: options.events },
-            sessionDatabase: dedicated,
-            wrapActivities: hooks.wrapActivities,
-            // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
-            shutdownGraceTime: '10 seconds',
-            workerOptions: observability.tracing.workerOptions,
-          }),
+          startRelayMembership(membershipLinks, ({ connection, pool: membershipPool }) =>
+            createRelayWorkerSet({
+              connection,
+              namespace: config.temporal.namespace,
+              taskQueue,
+              workflowBundle: { code },
+              deps: { pool: membershipPool, producer, config, listener, events: options.events },
+              sessionDatabase: dedicated,
+              wrapActivities: hooks.wrapActivities,
+              // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
+              shutdownGraceTime: '10 seconds',
+              workerOptions: observability.tracing.workerOptions,
+            }),
+          ),
         onStarted: (workers, first) => {
           logger.info(
             { pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic },
@@ -96,7 +121,7 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
           );
           if (first) memoryLog = startMemoryLog(logger, config.relay.memoryLogMs);
         },
-        probes: { postgres: postgresProbe(dedicated, config.links.health.timeoutMs), kafka: kafkaProbe(admin, config.kafka.topic) },
+        probes: { postgres: postgresProbe(dedicated, config.links.health.timeoutMs), kafka: kafkaProbe(admin, config.kafka.topic), temporal: temporalProbe(config, config.links.health.timeoutMs) },
         health: config.links.health,
         logger,
         stopped: stopped.signal,
@@ -108,7 +133,7 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
   } finally {
     await samplers?.stop();
     await observability.close();
-    await ownConnection?.close().catch(() => undefined);
+    await firstConnection?.close().catch(() => undefined);
     await producer.disconnect().catch(() => undefined);
     await Promise.race([listener.close(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     if (!options.pool) await endPool(pool);

@@ -10,6 +10,9 @@ import type { RelayWorkerRegistry } from './worker-registry';
  */
 export function createPlaceRelayShard({ pool, registry }: Pick<RelayActivityDeps, 'pool'> & { registry: RelayWorkerRegistry }) {
   return async function placeRelayShard(input: PlaceRelayShardInput): Promise<PlaceRelayShardOutput> {
+    // A worker that cannot renew its lease most likely cannot read the live set either: failing at
+    // once sends the retry to another worker instead of waiting out the start-to-close timeout.
+    if (!registry.vouches()) throw new Error('this relay worker cannot renew its lease: placement left to another worker');
     const live = await liveRelayWorkers(pool, registry.relayQueue);
     const trusted = live.filter((w) => !(input.avoid ?? []).includes(w.workerId));
     const candidates = trusted.length > 0 ? trusted : live;

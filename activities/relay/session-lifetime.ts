@@ -20,11 +20,12 @@ export function watchSessionLifetime(ctx: Context, registry: RelayWorkerRegistry
     if (!registry.owns(shardIndex, shardCount, avoid)) ending.end('moved');
   });
   const deadline = setTimeout(() => ending.end('time-up'), input.sessionMs);
-  // Only while this worker's lease may be live: a worker cut off from PostgreSQL stops vouching
-  // for a session it may no longer be able to finish, Temporal times the session out within the
-  // heartbeat timeout, and the workflow places the shard on a worker that can.
+  // Only while this worker renews its lease: a worker cut off from PostgreSQL stops vouching for a
+  // session it may no longer be able to finish, Temporal times the session out when the lease
+  // lapses (RELAY_WORKER_VOUCH_MS + the heartbeat timeout = the TTL), and the workflow places the
+  // shard on a worker that can.
   const beat = setInterval(() => {
-    if (registry.holdsLease()) ctx.heartbeat(progress);
+    if (registry.vouches()) ctx.heartbeat(progress);
   }, HEARTBEAT_EVERY_MS);
   return () => {
     clearTimeout(deadline);

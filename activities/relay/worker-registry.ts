@@ -8,11 +8,22 @@ import { placeShard, type LiveRelayWorker } from '../../src/outbox/relay-placeme
 
 /**
  * How often a relay worker renews its row, and how long the row lives without renewal. A killed
- * worker stops counting as live at most TTL after its last heartbeat; three beats per TTL ride
- * out a slow database moment without the worker's shards moving away and back.
+ * or cut-off worker stops counting as live at most TTL after its last renewal, which is the first
+ * term of the takeover bound (docs/guarantees.md#gray-failures-the-matrix). Five beats per TTL:
+ * the lease lapses only after four renewals in a row failed or came late, i.e. the worker's event
+ * loop stalled or its database answered nothing for 8 s, which CPU starvation alone does not do
+ * (a renewal is one indexed UPSERT; a starved process runs its timers late, not seconds late).
  */
-export const RELAY_WORKER_HEARTBEAT_MS = 5_000;
-export const RELAY_WORKER_TTL_MS = 15_000;
+export const RELAY_WORKER_HEARTBEAT_MS = 2_000;
+export const RELAY_WORKER_TTL_MS = 10_000;
+/**
+ * How long after its last renewal a worker still vouches for its sessions (heartbeats them) and
+ * places shards: two beats. A session's heartbeat timeout (6 s, workflows/relay/session-activity.ts)
+ * then ends it at Temporal when the lease lapses (4 s + 6 s = the 10 s TTL) instead of 6 s after:
+ * a cut-off worker's sessions and its lease end together, and a healthy worker loses a session
+ * only when its renewals stall as long as it takes its lease to lapse anyway.
+ */
+export const RELAY_WORKER_VOUCH_MS = 2 * RELAY_WORKER_HEARTBEAT_MS;
 
 /**
  * This process as a relay worker: its identity, its own task queue (where the sessions of the
@@ -65,6 +76,11 @@ export class RelayWorkerRegistry {
    */
   holdsLease(): boolean {
     return performance.now() - this.lastBeatAt < RELAY_WORKER_TTL_MS;
+  }
+
+  /** True while this worker's last renewal is recent (RELAY_WORKER_VOUCH_MS): its sessions heartbeat, it places shards. */
+  vouches(): boolean {
+    return performance.now() - this.lastBeatAt < RELAY_WORKER_VOUCH_MS;
   }
 
   /** True while the shard is placed on this worker (minus workers the shard is avoiding) and it is not leaving. */

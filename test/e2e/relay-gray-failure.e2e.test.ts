@@ -1,9 +1,7 @@
 import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import assert from 'node:assert/strict';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { loadConfig } from '../../src/config/env';
+import type { Client, Connection } from '@temporalio/client';
 import { HEADERS } from '../../src/kafka/message-format';
-import type { RelayStatus } from '../../workflows/relay/status';
 import { componentDatabaseUrl, createTestDatabase, type TestDatabase } from '../kit/database';
 import { startFaultProxy, type FaultLink, type FaultProxy } from '../kit/fault-proxy';
 import { uniqueName } from '../kit/ids';
@@ -12,21 +10,17 @@ import { readWholeTopic, RelayProcess, startShard, terminateStartedShards, type 
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
 
-// Gray failures of a relay worker's links, with real worker processes: worker A reaches PostgreSQL
-// (or Kafka) through the fault proxy, worker B reaches everything directly.
-// The bounds are the issue's: the others carry A's shards within 60 s of the fault, A rejoins
-// within 30 s of the heal with no action, nothing is lost and each key's first deliveries stay in
-// order. Measured recovery times are printed (docs/guarantees.md, "Gray failures").
+// The worst moment of a relay worker's gray failure, with real worker processes: worker A reaches
+// PostgreSQL through the fault proxy, worker B reaches everything directly. The bound is the
+// issue's: B carries on within 60 s of the fault, nothing is lost and each key's first deliveries
+// stay in order. The measured time is printed (docs/guarantees.md, "Fencing a lock holder").
 const TAKEOVER_BOUND_MS = 60_000;
-const REJOIN_BOUND_MS = 30_000;
 const STARTUP_MS = 240_000;
 const KEYS = 32;
-// The two cells under load wait out a worker's lease (15 s) and its sessions' heartbeat (10 s)
-// before the takeover, about 30 s against the 60 s bound: a machine loaded by other suites misses
-// it. They run in `npm run test:gray-matrix` (GRAY_MATRIX=1); the suite keeps the worst-moment cell.
-const matrixOnly = process.env.GRAY_MATRIX === '1' ? it : it.skip;
+// The cells under load (8 shards, a relay's PostgreSQL link black-holed or its Kafka link reset)
+// are cells of the gray-failure matrix: test/e2e/gray-matrix.e2e.test.ts.
 
-describe('relay worker gray failures: a black-holed PostgreSQL link, a reset Kafka link', function () {
+describe('relay worker gray failures: the worst moment of a black-holed PostgreSQL link', function () {
   this.timeout(900_000);
   let temporal: { client: Client; connection: Connection };
   let db: TestDatabase;
@@ -108,76 +102,5 @@ describe('relay worker gray failures: a black-holed PostgreSQL link, a reset Kaf
     const duplicates = await assertAllDeliveredInKeyOrder(200);
     assert.ok(duplicates >= Number(paused.ids), `A's sent, unmarked batch was sent again by B (${duplicates} repeats)`);
     process.stdout.write(`      worst moment: A paused before marking ${String(paused.ids)} sent events; all published ${takeover} ms after the fault; repeats ${duplicates}\n`);
-  });
-
-  /**
-   * Two relay workers, 8 shards, a steady load; `fault` breaks A's link, `heal` mends it. Returns
-   * the measured takeover (every shard on B, the backlog under 5 s old) and rejoin (A holds a
-   * shard again) times, after checking lost 0 and first deliveries per key in order.
-   */
-  async function faultUnderLoad(name: string, a: RelayProcess, b: RelayProcess, taskQueue: string, fault: () => Promise<void>, heal: () => Promise<void>) {
-    workers.push(a, b);
-    await Promise.all([a.waitUntilRunning(STARTUP_MS), b.waitUntilRunning(STARTUP_MS)]);
-    const handles: WorkflowHandle[] = [];
-    for (let i = 0; i < 8; i++) handles.push(await startShard(temporal.client, taskQueue, { shardIndex: i, shardCount: 8, batchSize: 100 }));
-    let seq = 0;
-    let loading = true;
-    const load = (async () => {
-      while (loading) {
-        await insertEvents(seq + 1, seq + 40);
-        seq += 40;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    })();
-    const holders = async () => {
-      const statuses = await Promise.all(handles.map((h) => h.query<RelayStatus>('status').catch(() => undefined)));
-      return statuses.map((s) => Number(/-(\d+)-[0-9a-f]+$/.exec(s?.worker ?? '')?.[1]));
-    };
-    /** Age of the oldest pending event, ms. */
-    const oldestPendingMs = async () => Number((await db.pool.query(`SELECT coalesce(extract(epoch FROM now() - min(created_at)) * 1000, 0) AS ms FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rows[0].ms);
-    try {
-      await eventually('shards on both workers', async () => {
-        const h = await holders();
-        return h.includes(a.child.pid!) && h.includes(b.child.pid!);
-      }, 120_000, 500);
-      await fault();
-      const faultAt = Date.now();
-      await eventually('every shard on B and the backlog moving', async () => (await holders()).every((pid) => pid === b.child.pid) && (await oldestPendingMs()) < 5_000, TAKEOVER_BOUND_MS, 500).catch(async (err: Error) => {
-        throw new Error(`${err.message}: holders ${JSON.stringify(await holders())} (A ${a.child.pid}, B ${b.child.pid}), oldest pending ${await oldestPendingMs()} ms\nA: ${a.logLines.filter((l) => !l.includes('sdkComponent')).slice(-12).join('\n')}`);
-      });
-      const takeover = Date.now() - faultAt;
-      await heal();
-      const healAt = Date.now();
-      await eventually('A holds shards again', async () => (await holders()).includes(a.child.pid!), REJOIN_BOUND_MS, 500);
-      const rejoin = Date.now() - healAt;
-      loading = false;
-      await load;
-      const duplicates = await assertAllDeliveredInKeyOrder(seq);
-      process.stdout.write(`      ${name}: takeover ${takeover} ms after the fault, A rejoined ${rejoin} ms after the heal; ${seq} events, repeats ${duplicates}\n`);
-    } finally {
-      loading = false;
-      await load;
-    }
-  }
-
-  matrixOnly('8 shards under load: B carries A\'s shards within 60 s of the fault, A rejoins within 30 s of a heal that leaves its old connections dead', async () => {
-    topic = await createTestTopic(6);
-    const link = await proxy.link(uniqueName('relay-a-pg'), { host: '127.0.0.1', port: loadStackConfig().local.pgPort });
-    const taskQueue = uniqueName('gray-load-tq');
-    const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
-    const a = new RelayProcess({ ...env, RELAY_DATABASE_URL: await relayUrlThrough(link) });
-    await faultUnderLoad('relay PostgreSQL black hole', a, new RelayProcess(env), taskQueue, () => link.blackHole(), () => link.heal({ oldConnections: 'dead' }));
-  });
-
-  matrixOnly('8 shards under load, A\'s Kafka link reset: B carries A\'s shards within 60 s, A rejoins within 30 s of the heal', async () => {
-    topic = await createTestTopic(6);
-    const broker = loadConfig().kafka.brokers[0]!;
-    const [host, port] = [broker.slice(0, broker.lastIndexOf(':')), Number(broker.slice(broker.lastIndexOf(':') + 1))];
-    const link = await proxy.link(uniqueName('relay-a-kafka'), { host, port });
-    const taskQueue = uniqueName('gray-kafka-tq');
-    const env = { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: taskQueue };
-    // The broker advertises its own address; the route sends A's connections to it through the proxy.
-    const a = new RelayProcess({ ...env, KAFKA_BROKER_ROUTES: `${broker}=${link.address}` });
-    await faultUnderLoad('relay Kafka reset', a, new RelayProcess(env), taskQueue, () => link.reset(), () => link.heal({ oldConnections: 'alive' }));
   });
 });

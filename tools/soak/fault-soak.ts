@@ -2,11 +2,15 @@ import { parseArgs } from 'node:util';
 import { saveBenchmark } from '../bench/support/report';
 import { runBenchmark } from '../bench/support/run-benchmark';
 import { runFaultSoak } from './run-fault-soak';
+import { runNetworkSoakCommand } from './network-soak-command';
 
 // The fault soak anyone can rerun (issue 11): bounded in time and count, loopback only, on a
 // stack of its own. Prints and saves (tools/bench/results/fault-soak.json) what happened and what it cost:
 //   npm run soak                                   (50,000 events, 50 worker kills, 3 crashes of each service)
 //   npm run soak -- --events 5000 --worker-kills 6 --service-crashes 1 --fault-every 5   (short)
+// and the gray-failure matrix, on the running local stack (tools/soak/network-soak.ts):
+//   npm run soak -- --network                      (≥ 30 minutes and ≥ 100 faults)
+//   npm run soak -- --network --minutes 3 --faults 6                                       (short)
 
 const { values: args } = parseArgs({
   options: {
@@ -14,17 +18,23 @@ const { values: args } = parseArgs({
     'worker-kills': { type: 'string', default: '50' },
     'service-crashes': { type: 'string', default: '3' },
     'fault-every': { type: 'string', default: '8' },
-    'max-minutes': { type: 'string', default: '25' },
+    'max-minutes': { type: 'string' },
+    network: { type: 'boolean', default: false },
+    minutes: { type: 'string', default: '30' },
+    faults: { type: 'string', default: '100' },
+    seed: { type: 'string' },
   },
 });
 
-runBenchmark(async () => {
+if (args.network) {
+  void runNetworkSoakCommand({ minutes: Number(args.minutes), faults: Number(args.faults), maxMinutes: args['max-minutes'] === undefined ? undefined : Number(args['max-minutes']), seed: args.seed === undefined ? undefined : Number(args.seed) });
+} else runBenchmark(async () => {
   const options = {
     events: Number(args.events),
     workerKills: Number(args['worker-kills']),
     serviceCrashes: Number(args['service-crashes']),
     faultEverySeconds: Number(args['fault-every']),
-    maxMinutes: Number(args['max-minutes']),
+    maxMinutes: Number(args['max-minutes'] ?? '25'),
   };
   const result = await runFaultSoak({ ...options, log: (m) => console.log(`[soak] ${m}`) });
   console.log(

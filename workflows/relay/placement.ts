@@ -23,7 +23,7 @@ const { placeRelayShard: placeOnAnyWorker } = proxyActivities<RelayActivities>({
 });
 
 // A worker whose session timed out is left out of this shard's placement for this long (its row
-// in outbox_relay_workers expires within 15 s if it is dead).
+// in outbox_relay_workers expires within 10 s if it is dead).
 const AVOID_TIMED_OUT_WORKER_MS = 60_000;
 
 /** Places a shard's sessions on the live relay workers, leaving out those it stopped trusting. */

@@ -74,7 +74,10 @@ export async function relayBySessions(run: ShardRun): Promise<void> {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       // An operator error (another shard count): as in the other modes, the relay fails loudly.
       if (cause instanceof ApplicationFailure && cause.type === RELAY_FAILURES.layoutMismatch) throw cause;
-      if (cause instanceof TimeoutFailure) placement.avoid(place.workerId!);
+      // A session that timed out (its worker dead, hung or cut off) or failed (its worker stepping
+      // aside abandons what its sessions wait on): its worker is left out of the next placements
+      // for a while, since its row may stay live for the rest of its lease.
+      if (cause instanceof TimeoutFailure || cause instanceof ApplicationFailure) placement.avoid(place.workerId!);
       failureStreak += 1;
       await run.backOff(failureStreak);
       continue;
