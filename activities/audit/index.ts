@@ -9,7 +9,7 @@ import { NO_AUDITED_CONSUMERS } from '../../src/audit/audited-consumers';
 import { deliveryGaps } from '../../src/audit/queries/delivery-gaps';
 import { unknownTopicEvents } from '../../src/audit/queries/unknown-topic-events';
 import { DEFAULT_CREATED_BEFORE_MARGIN_MS } from '../../src/audit/repair';
-import { readTopicWindow } from '../../src/kafka/topic-events-since';
+import { readTopicWindow, TopicMissingError } from '../../src/kafka/topic-events-since';
 import { topicsForEventTypes } from '../../src/kafka/topics';
 import { outboxWindowCounts, outboxWindowParked } from '../../src/audit/queries/outbox-window';
 import { recordCheckDrift, recordConsumerDrift, recordTopicDrift } from '../../src/observability/audit-metrics';
@@ -87,6 +87,7 @@ export function createAuditActivities({ pool, config, checks = [], kafka }: Audi
       const audits: TopicAudit[] = [];
       for (const topic of topicsForEventTypes(config.kafka, consumers.flatMap((c) => c.eventTypes))) {
         const onTopicOnly = { count: 0, listed: [] as TopicOnlyEvent[] };
+        // A topic nothing was ever published to holds no event the database lacks.
         const read = await readTopicWindow(kafka, topic, {
           since: new Date(window.from),
           until: new Date(window.to),
@@ -101,6 +102,9 @@ export function createAuditActivities({ pool, config, checks = [], kafka }: Audi
               if (onTopicOnly.listed.length < maxListed) onTopicOnly.listed.push({ topic, ...e });
             }
           },
+        }).catch((err: unknown) => {
+          if (err instanceof TopicMissingError) return { inWindow: 0, read: 0 };
+          throw err;
         });
         audits.push({ topic, ...read, onTopicOnly });
       }

@@ -101,13 +101,21 @@ export async function readTopicWindow(kafka: Kafka, topic: string, opts: TopicWi
   return { inWindow, read };
 }
 
+/** The topic does not exist (yet): nothing was ever published to it. */
+export class TopicMissingError extends Error {
+  constructor(readonly topic: string) {
+    super(`topic ${topic} does not exist: nothing to compare (KAFKA_TOPIC, or --no-topic)`);
+    this.name = 'TopicMissingError';
+  }
+}
+
 /** Each partition's first offset in the window and the offset after its last one read, capped by maxMessages. */
 async function windowOffsets(kafka: Kafka, topic: string, opts: Pick<TopicWindowOptions, 'since' | 'until' | 'maxMessages'>) {
   const admin = kafka.admin();
   await admin.connect();
   try {
     // Asked about a topic it does not have, the broker answers with an error kafkajs retries for a minute.
-    if (!(await admin.listTopics()).includes(topic)) throw new Error(`topic ${topic} does not exist: nothing to compare (KAFKA_TOPIC, or --no-topic)`);
+    if (!(await admin.listTopics()).includes(topic)) throw new TopicMissingError(topic);
     const high = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.high)]));
     // -1: nothing published since then in that partition.
     const at = async (instant: Date) => new Map((await admin.fetchTopicOffsetsByTimestamp(topic, instant.getTime())).map((p) => [p.partition, p.offset === '-1' ? high.get(p.partition)! : BigInt(p.offset)]));
