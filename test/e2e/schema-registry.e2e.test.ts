@@ -9,23 +9,13 @@ import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from
 import { testSchemaRegistry } from '../kit/schema-registry';
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
+import { CREDIT_AVRO } from '../fixtures/events/credit-avro';
 
 // Schema Registry end to end on the real stack (PostgreSQL, Kafka, Temporal, Apicurio Registry):
 // the relay writes a registry topic in the Confluent wire format with the subject's Avro schema;
 // a consumer with the registry applies every event once, exactly as from plain JSON; a consumer
 // without it parks each message saying what it is; a row whose payload does not fit the schema is
 // parked by the relay with the encoder's reason while the good rows flow past it.
-const CREDIT_AVRO = {
-  type: 'record',
-  name: 'PaymentConfirmed',
-  namespace: 'payments',
-  fields: [
-    { name: 'event_id', type: 'string' },
-    { name: 'type', type: 'string' },
-    { name: 'account_id', type: 'long' },
-    { name: 'amount', type: 'long' },
-  ],
-};
 
 describe('Schema Registry end to end: relay → Avro in the wire format → consumers with and without the registry', function () {
   this.timeout(300_000);

@@ -7,22 +7,12 @@ import { SchemaCatalog } from '../../src/formats/registry/catalog';
 import { recordNameOf, subjectFor } from '../../src/formats/registry/subjects';
 import { frameValue, isFramed, unframeValue } from '../../src/formats/registry/wire-format';
 import { validateEnvelope } from '../../src/inbox/validate-envelope';
+import { CREDIT_AVRO } from '../fixtures/events/credit-avro';
 
 // The Confluent wire format, checked byte for byte against its specification (magic byte 0, the
 // schema id as a 4-byte big-endian integer, then the body) and the Avro binary encoding (strings:
 // zigzag-varint length then UTF-8; longs: zigzag varint; record fields in schema order).
 
-const CREDIT_AVRO = {
-  type: 'record',
-  name: 'PaymentConfirmed',
-  namespace: 'payments',
-  fields: [
-    { name: 'event_id', type: 'string' },
-    { name: 'type', type: 'string' },
-    { name: 'account_id', type: 'long' },
-    { name: 'amount', type: 'long' },
-  ],
-};
 const payload = { event_id: 'e1', type: 't', account_id: 42, amount: 500 };
 const settings = { url: 'http://127.0.0.1:1', topics: { 'payments.events': 'avro' as const }, subjectNaming: 'topic' as const, requestTimeoutMs: 1000 };
 
