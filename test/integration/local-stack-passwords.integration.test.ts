@@ -96,6 +96,22 @@ describe('local stack: password authentication and a login per worker', function
       },
       { relayReadsOutbox: 'ok', relayReadsAccounts: '42501', consumerReadsOutbox: '42501', consumerReadsInbox: 'ok', retentionDeletes: 'ok', retentionCredits: '42501' },
     );
+    // Their roles are the schema's own (migration 0056), not 0041's cluster-wide ones.
+    const admin = await socketClient(config, cachePaths(stack.dir));
+    try {
+      const { rows } = await admin.query<{ login: string; role: string }>(
+        `SELECT m.rolname AS login, r.rolname AS role FROM pg_auth_members a JOIN pg_roles m ON m.oid = a.member JOIN pg_roles r ON r.oid = a.roleid
+          WHERE m.rolname = ANY($1) ORDER BY 1, 2`,
+        [Object.values(LOCAL_PG_WORKER_LOGINS).map((l) => l.user)],
+      );
+      assert.deepEqual(rows, [
+        { login: 'outbox_consumer_worker', role: 'temporal_outbox_consumer' },
+        { login: 'outbox_relay_worker', role: 'temporal_outbox_relay' },
+        { login: 'outbox_retention_worker', role: 'temporal_outbox_retention' },
+      ]);
+    } finally {
+      await admin.end();
+    }
   });
 
   it('a cluster left on trust by an earlier release keeps running as it is, and gets passwords when the stack restarts it', async () => {

@@ -3,17 +3,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 // Passwords of the local stack's PostgreSQL: the `outbox` superuser (migrations, setup, tools)
-// and one login per worker, each holding only its component's role (migrations/0041). Each comes
+// and one login per worker, each holding only its component's role of the library's schema
+// (migrations/0056: `<schema>_relay`, ...; postgres-auth.ts). Each comes
 // from its environment variable, else from a file in the cache folder, generated once (random,
 // mode 0600) by whoever needs it first. Nothing here is ever logged or put on a command line.
 
 export const LOCAL_PG_OWNER = 'outbox';
 
-/** Login user of each worker on the local stack, and the component role it is granted. */
+/** Login user of each worker on the local stack, and the component whose role it is granted. */
 export const LOCAL_PG_WORKER_LOGINS = {
-  relay: { user: 'outbox_relay_worker', role: 'outbox_relay' },
-  consumer: { user: 'outbox_consumer_worker', role: 'outbox_consumer' },
-  retention: { user: 'outbox_retention_worker', role: 'outbox_retention' },
+  relay: { user: 'outbox_relay_worker', component: 'relay' },
+  consumer: { user: 'outbox_consumer_worker', component: 'consumer' },
+  retention: { user: 'outbox_retention_worker', component: 'retention' },
 } as const;
 export type WorkerComponent = keyof typeof LOCAL_PG_WORKER_LOGINS;
 

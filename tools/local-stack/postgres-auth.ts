@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import type { StackConfig as Config } from './stack-config';
 import { LOCAL_PG_OWNER, LOCAL_PG_WORKER_LOGINS, scramSha256Verifier, type LocalPgLogin } from './local-credentials';
 import type { CachePaths } from './paths';
+import { DEFAULT_SCHEMA, validateSchemaName } from '../../src/db/schema';
 
 // Password authentication for the local cluster. TCP connections (everything the project and its
 // tests open) need a SCRAM-SHA-256 password; the Unix socket, in a folder only the server's
@@ -41,33 +42,51 @@ export async function socketClient(config: Config, paths: CachePaths, database =
 }
 
 /**
- * The owner's password, and one login per worker holding its component's role, each with the
- * password from the environment or the cache folder. Idempotent: a password already right is
- * left alone. The component roles are created here when missing (as migration 0041 does), so a
- * worker login exists before the first migration; their grants come with the migrations.
+ * The owner's password, and one login per worker holding its component's role of the library's
+ * schema (`<schema>_relay`, ...), each with the password from the environment or the cache folder.
+ * Idempotent: a password already right is left alone. The component roles are created here when
+ * missing, with the comment migration 0056 gives its own (0056 accepts a role of that name only
+ * with that comment), so a worker login exists before the first migration; their grants come with
+ * the migrations. 0041's cluster-wide roles (`outbox_relay`, ...), which logins of earlier
+ * releases of the stack held, are revoked: a worker must work with its schema's role alone.
  */
 export async function ensureLocalLogins(config: Config, paths: CachePaths): Promise<void> {
   const logins = config.local.pgLogins();
+  const schema = validateSchemaName(process.env.OUTBOX_SCHEMA || DEFAULT_SCHEMA);
   const client = await socketClient(config, paths);
   try {
     await setPassword(client, logins.owner);
-    for (const [who, { user, role }] of Object.entries(LOCAL_PG_WORKER_LOGINS) as [keyof typeof LOCAL_PG_WORKER_LOGINS, (typeof LOCAL_PG_WORKER_LOGINS)[keyof typeof LOCAL_PG_WORKER_LOGINS]][]) {
-      await createRoleIfMissing(client, role, 'NOLOGIN');
+    for (const [who, { user, component }] of Object.entries(LOCAL_PG_WORKER_LOGINS) as [keyof typeof LOCAL_PG_WORKER_LOGINS, (typeof LOCAL_PG_WORKER_LOGINS)[keyof typeof LOCAL_PG_WORKER_LOGINS]][]) {
+      const role = `${schema}_${component}`;
+      if (await createRoleIfMissing(client, role, 'NOLOGIN')) {
+        await execute(client, 'COMMENT ON ROLE %I IS %L', [role, `temporal-outbox: the ${component} role of schema ${schema}`]);
+      }
       await createRoleIfMissing(client, user, 'LOGIN');
       await setPassword(client, { user, password: logins[who].password });
       await execute(client, 'GRANT %I TO %I', [role, user]);
+      await revokeIfHeld(client, `outbox_${component}`, user);
     }
   } finally {
     await client.end();
   }
 }
 
-async function createRoleIfMissing(client: Client, role: string, kind: 'LOGIN' | 'NOLOGIN') {
+/** True when this call created the role. */
+async function createRoleIfMissing(client: Client, role: string, kind: 'LOGIN' | 'NOLOGIN'): Promise<boolean> {
   const { rowCount } = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
-  if (rowCount) return;
-  await execute(client, `CREATE ROLE %I ${kind}`, [role]).catch((err: { code?: string }) => {
-    if (err.code !== '42710' && err.code !== '23505') throw err; // created concurrently by another start
-  });
+  if (rowCount) return false;
+  return execute(client, `CREATE ROLE %I ${kind}`, [role]).then(
+    () => true,
+    (err: { code?: string }) => {
+      if (err.code !== '42710' && err.code !== '23505') throw err; // created concurrently by another start
+      return false;
+    },
+  );
+}
+
+async function revokeIfHeld(client: Client, role: string, user: string) {
+  const { rowCount } = await client.query('SELECT 1 FROM pg_auth_members WHERE roleid = (SELECT oid FROM pg_roles WHERE rolname = $1) AND member = (SELECT oid FROM pg_roles WHERE rolname = $2)', [role, user]);
+  if (rowCount) await execute(client, 'REVOKE %I FROM %I', [role, user]);
 }
 
 async function setPassword(client: Client, login: LocalPgLogin) {
