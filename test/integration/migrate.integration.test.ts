@@ -70,7 +70,7 @@ describe('migration runner', () => {
     );
     assert.deepEqual(rows, [{ schema: 'acme_outbox', n: 2 }, { schema: 'temporal_outbox', n: 2 }]);
     const { rows: ledgers } = await db.pool.query(`SELECT count(*)::int AS n FROM public.example_payments_migrations`);
-    assert.equal(ledgers[0].n, 3);
+    assert.equal(ledgers[0].n, 4);
   });
 
   it('refuses a schema name that is not a plain identifier before touching the database', async () => {
