@@ -148,8 +148,8 @@ async function main() {
       $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
       title: `Temporal dev server vs cluster, same machine, one run (medians of ${ROUNDS} rounds; load ${loadAtStart[0]} on ${os.cpus().length} cores)`,
       data: { values: rows.flatMap((r) => SERVERS.map((s) => ({ figure: `${r.label} (${r.unit})`, server: s, value: r[s].median ?? null }))) },
-      columns: 4,
-      facet: { field: 'figure', type: 'nominal', title: null, sort: rows.map((r) => `${r.label} (${r.unit})`), header: { labelLimit: 220 } },
+      columns: 3,
+      facet: { field: 'figure', type: 'nominal', title: null, sort: rows.map((r) => `${r.label} (${r.unit})`), header: { labelLimit: 0, labelFontSize: 11 } },
       spec: {
         mark: 'bar',
         encoding: {
@@ -157,7 +157,7 @@ async function main() {
           y: { field: 'value', type: 'quantitative', title: null },
           color: { field: 'server', type: 'nominal', title: null, sort: SERVERS },
         },
-        width: 140,
+        width: 200,
         height: 120,
       },
       resolve: { scale: { y: 'independent' } },
