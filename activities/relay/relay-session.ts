@@ -68,8 +68,15 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
       return out;
     } catch (err) {
       // What Kafka acknowledged is still marked before the failure is reported: fewer re-sends.
-      await marks.finish().catch(() => undefined);
-      log.warn('relay session failed', { shardIndex, workerId: registry.workerId, batches: out.batches, error: String(err) });
+      // A mark that fails too leaves those rows pending, so the retry sends them again: said in
+      // the log, the only place a re-send of this kind shows (docs/relay.md, "At least once").
+      const inFlight = marks.ids.length;
+      const markError = await marks.finish().then(
+        () => undefined,
+        (e: unknown) => String(e),
+      );
+      const unmarked = markError === undefined ? {} : { unmarkedAcknowledged: inFlight, markError };
+      log.warn('relay session failed', { shardIndex, workerId: registry.workerId, batches: out.batches, error: String(err), ...unmarked });
       throw err;
     } finally {
       stopWatching();

@@ -20,10 +20,12 @@ import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
 import type { EventBatch } from '../../workflows/inbox/contract';
 
-// The Temporal Web UI (the dev server's, :8233) in a real headless Chromium while a pipeline of
-// this test's own runs (relay and consumer processes, retention and audit schedules, traffic):
-// what docs/demo.md says an operator sees there must be there. Screenshots are saved
-// (UI_SCREENSHOT_DIR=docs/screenshots refreshes docs/demo.md's).
+// The Temporal Web UI in a real headless Chromium while a pipeline of this test's own runs (relay
+// and consumer processes, retention and audit schedules, traffic): what docs/demo.md says an
+// operator sees there must be there. The UI is the stack's (LOCAL_TEMPORAL_UI_PORT): the dev
+// server's built-in one, or with TEMPORAL_SERVER=cluster the cluster's own UI server, which CI
+// runs this file against (CLUSTER_CORE_SUBSET). Screenshots are saved (UI_SCREENSHOT_DIR=docs/screenshots
+// refreshes docs/demo.md's).
 describe('the Temporal UI in a real browser, while the pipeline runs', function () {
   this.timeout(300_000);
   let db: TestDatabase;
@@ -128,6 +130,20 @@ describe('the Temporal UI in a real browser, while the pipeline runs', function 
     }
   };
   const runIdOf = async (workflowId: string) => (await temporal.client.workflow.getHandle(workflowId).describe()).runId;
+
+  it('is the UI of the Temporal this test runs on', async () => {
+    // The UI server answers for the cluster it is connected to: its cluster id (a random id each
+    // Temporal creates once for its persistence) and shard count are the ones the test's own
+    // client sees, so a UI left over from another stack (another dev server, or the dev server's
+    // UI on the cluster's port) fails here rather than showing nothing useful later.
+    const expected = await temporal.connection.workflowService.getClusterInfo({});
+    const response = await page.request.get(`${config.temporal.uiUrl}/api/v1/cluster-info`);
+    assert.equal(response.status(), 200, `GET /api/v1/cluster-info: ${response.status()}`);
+    const shown = (await response.json()) as { clusterId?: string; historyShardCount?: number | string };
+    assert.ok(expected.clusterId, 'the client sees a cluster id');
+    assert.equal(shown.clusterId, expected.clusterId, `the UI's cluster is the test's (${config.temporal.server})`);
+    assert.equal(Number(shown.historyShardCount), expected.historyShardCount);
+  });
 
   it('lists the relay shards with their status and counters', async () => {
     await eventually('both shards published something', async () => {

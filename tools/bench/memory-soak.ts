@@ -30,7 +30,11 @@ import { exampleConsumerEntry } from '../../examples/payments/worker-entries';
 // and a day: too rare to matter in 30 minutes), so the retention worker deletes published rows
 // throughout. Every BENCH_SAMPLE_MS (5 s) each worker's VmRSS and VmHWM (/proc/PID/status) are
 // sampled. At the end the producer stops, the pipeline drains, and the run proves it worked:
-// events committed = messages on the topic = inbox rows = sum of the balances.
+// events committed = inbox rows = sum of the balances (each applied once), and every event on the
+// topic at least once. The relay publishes at least once, not exactly once: a batch Kafka
+// acknowledged whose mark then failed goes out again (docs/relay.md, "At least once"), and the
+// inbox absorbs the copy. Copies on the topic are counted and reported (duplicatesOnTopic), not
+// failed.
 //   npm run bench:memory-soak           (30 minutes; BENCH_MINUTES=2 for a quick look)
 // The workers run as the installed package runs them: compiled JavaScript, built first with
 // `npm run build` (dist/workers/*.worker.js, docs/adopting.md). BENCH_WORKERS_FROM=source runs the
@@ -184,13 +188,15 @@ async function main() {
     const checks = {
       committed,
       messagesOnTopic: onTopic,
+      duplicatesOnTopic: Math.max(0, onTopic - committed),
       inboxRows,
       creditedBySumOfBalances: balances,
       outboxPending: Number(outbox.pending),
       outboxRowsRemovedByRetention: committed - Number(outbox.remaining),
       retentionRuns,
     };
-    const exact = onTopic === committed && inboxRows === committed && balances === committed && checks.outboxPending === 0;
+    // Applied exactly once and nothing missing from the topic; re-sent copies are the guarantee's (reported above).
+    const exact = onTopic >= committed && inboxRows === committed && balances === committed && checks.outboxPending === 0;
     const perWorker = WORKERS.map((w) => summariseRss(w, samples.filter((s) => s.worker === w), MINUTES * 60));
     const summary = perWorker.map((p) => ({ ...p, peakMB: MB(p.peakKiB), peakMiB: MiB(p.peakKiB), levelledMB: MB(p.levelledKiB), levelledMiB: MiB(p.levelledKiB), lastThirdMB: p.lastThirdKiB.map(MB), firstThirdMB: p.firstThirdKiB.map(MB), withinTarget: MB(p.peakKiB) <= 250 }));
     for (const s of summary) {

@@ -59,6 +59,8 @@ export const CLUSTER_CORE_SUBSET = [
   'test/e2e/relay-cli.e2e.test.ts',
   'test/e2e/relay-crash.e2e.test.ts',
   'test/e2e/temporal-cluster.e2e.test.ts',
+  // The Web UI: with TEMPORAL_SERVER=cluster, the cluster's own UI server in front of the frontends.
+  'test/e2e/temporal-ui.e2e.test.ts',
 ];
 
 async function main() {
