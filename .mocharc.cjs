@@ -4,7 +4,8 @@ module.exports = {
   require: ['tsx/cjs', 'test/kit/local-stack-env.ts', 'test/kit/quiet-runtime.ts'],
   extension: ['ts'],
   timeout: 120000,
-  reporter: 'spec',
+  // MOCHA_TIMINGS_FILE=path: spec output plus each file's wall time, as JSON (tools/scripts/timing-reporter.cjs).
+  reporter: process.env.MOCHA_TIMINGS_FILE ? './tools/scripts/timing-reporter.cjs' : 'spec',
   exit: true,
   forbidOnly: Boolean(process.env.CI),
 };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/config/env';
-import { CORE_SUBSET, testFilesFor, WHOLE_SUITE } from '../../tools/scripts/test-node';
+import { CORE_SUBSET, ownNodeLine, testFilesFor, WHOLE_SUITE } from '../../tools/scripts/test-node';
 
 // `npm run test:node -- <line> [--all | files…]`: what each form runs on the other Node line.
 describe('test:node: what runs on another Node line', () => {
@@ -16,5 +16,10 @@ describe('test:node: what runs on another Node line', () => {
 
   it('refuses --all together with test files', () => {
     assert.equal(testFilesFor(['--all', 'test/unit/a.unit.test.ts']), undefined);
+  });
+
+  it("names the machine's own line by its major version, so `test:node -- 20` runs on the machine's Node 20", () => {
+    assert.equal(ownNodeLine('20.20.2'), '20');
+    assert.equal(ownNodeLine(process.versions.node), String(Number(process.versions.node.split('.')[0])));
   });
 });

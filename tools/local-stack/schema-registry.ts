@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/config/env';
+import { withBuildLock } from './build-lock';
 import { StackError } from './errors';
 import type { CachePaths } from './paths';
 import { isListening } from './ports';
@@ -31,12 +32,24 @@ function registryDir(paths: CachePaths): string {
 
 const RUNNER = 'schema-registry-1-runner.jar';
 
-/** The runnable registry's jar, built first when missing or built from another pom. */
-export function buildSchemaRegistry(paths: CachePaths, log: (m: string) => void): string {
+/**
+ * The runnable registry's jar, built first when missing or built from another pom. One build at a
+ * time: a caller that finds another process building (CI's background `stack build --with
+ * schema-registry`) waits for it and uses its result.
+ */
+export async function buildSchemaRegistry(paths: CachePaths, log: (m: string) => void): Promise<string> {
   const dir = registryDir(paths);
+  const jar = path.join(dir, 'app', RUNNER);
+  const built = () => fs.existsSync(jar) && readOr(path.join(dir, 'app.version')) === BUILD_STAMP;
+  if (built()) return jar;
+  return withBuildLock(dir, 'the local Schema Registry', () => (built() ? jar : buildNow(paths, dir, log)), {
+    onWait: () => log('waiting for another process building the Schema Registry'),
+  });
+}
+
+function buildNow(paths: CachePaths, dir: string, log: (m: string) => void): string {
   const app = path.join(dir, 'app');
   const stamp = path.join(dir, 'app.version');
-  if (fs.existsSync(path.join(app, RUNNER)) && readOr(stamp) === BUILD_STAMP) return path.join(app, RUNNER);
   requireCommand('mvn', 'Maven is needed once to build the local Schema Registry: install it with `apt-get install maven`, or set SCHEMA_REGISTRY_URL to your own registry');
   log('building Apicurio Registry from Maven Central jars (first run only, a few minutes)');
   const build = path.join(dir, 'build');
@@ -72,7 +85,7 @@ export async function ensureSchemaRegistry(config: Config, paths: CachePaths, lo
     throw new StackError(`port ${port} is taken by a process that is not this project's Schema Registry: stop it, or set LOCAL_SCHEMA_REGISTRY_PORT`);
   }
   requireCommand('java', 'Java 17 or newer is needed to run the local Schema Registry, or set SCHEMA_REGISTRY_URL to your own registry');
-  const jar = buildSchemaRegistry(paths, log);
+  const jar = await buildSchemaRegistry(paths, log);
   fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
   const logFile = path.join(paths.logs, 'schema-registry.log');
   pid = startDaemon({

@@ -5,7 +5,7 @@ import { cachePaths } from './paths';
 import { ensurePrometheus, prometheusStatus, stopStackPrometheus } from './prometheus';
 import { SERVICES, stackDown, stackStatus, stackUp, type ServiceName } from './stack';
 import { StackError } from './errors';
-import { ensureSchemaRegistry, localSchemaRegistryUrl, schemaRegistryStatus, stopSchemaRegistry } from './schema-registry';
+import { buildSchemaRegistry, ensureSchemaRegistry, localSchemaRegistryUrl, schemaRegistryStatus, stopSchemaRegistry } from './schema-registry';
 import { ensureTemporalServerBinaries } from './temporal-server/build';
 import { ensureUiServerBinary } from './temporal-cluster/ui-server';
 
@@ -37,9 +37,17 @@ export function registerStackCommands(program: Command) {
   stack
     .command('build')
     .description("build Temporal's server, its SQL tool and its Web UI server into the cache (what TEMPORAL_SERVER=postgres and cluster run), without starting anything")
-    .action(() => {
+    .option('--with <extras...>', 'also build: schema-registry (first, so a test that starts the registry meanwhile waits for this build instead of racing it)')
+    .action(async (opts: { with?: string[] }) => {
+      const extras = opts.with ?? [];
+      const unknown = extras.filter((e) => e !== 'schema-registry');
+      if (unknown.length) throw new Error(`unknown build ${unknown.join(', ')}: the optional one is schema-registry`);
       const paths = cachePaths(loadStackConfig().local.cacheDir);
       const t0 = Date.now();
+      if (extras.includes('schema-registry')) {
+        await buildSchemaRegistry(paths, say);
+        say(`Schema Registry built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      }
       ensureTemporalServerBinaries(paths, say);
       ensureUiServerBinary(paths, say);
       say(`Temporal's binaries ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -7,10 +7,11 @@ import { loadStackConfig } from '../local-stack/stack-config';
 
 // `npm run test:node -- 22` (or 24): the unit tests and a core subset of the integration and
 // end-to-end tests on that Node line, provisioned into the cache from its sha256-pinned PyPI
-// wheel (tools/local-stack/node-release.ts). `npm run test:node -- 24 test/unit/foo.unit.test.ts`
-// runs the given files instead; `npm run test:node -- 22 --all` runs the whole suite there, as
-// `npm test` does on the machine's own Node (about half an hour, too long for CI's budget per line);
-// with TEMPORAL_SERVER=cluster, on Temporal's multi-process cluster and with the cluster's wider subset.
+// wheel (tools/local-stack/node-release.ts); the machine's own line (`-- 20` on a Node 20 machine)
+// runs on the machine's node. `npm run test:node -- 24 test/unit/foo.unit.test.ts` runs the given
+// files instead; `npm run test:node -- 24 --all` runs the whole suite there, as `npm test` does on
+// the machine's own Node (CI's full run, .ci/run); with TEMPORAL_SERVER=cluster, on Temporal's
+// multi-process cluster and with the cluster's wider subset.
 // Everything runs under that Node: the stack's CLI, mocha, and every process a test spawns
 // (its bin directory comes first on PATH).
 
@@ -18,8 +19,8 @@ import { loadStackConfig } from '../local-stack/stack-config';
  * What a new Node line is most likely to break, within CI's budget (about 3 minutes a line): every
  * unit test; the migrations and enqueue on PostgreSQL; tracing (async context); the pipeline end to
  * end (relay and consumer workers on Temporal's native bridge, Kafka); and the README's example.
- * The packed package's ESM and CommonJS imports run on Node 20 only: packing and installing it
- * costs about two minutes a line, which CI's 30 minutes do not leave.
+ * The packed package's ESM and CommonJS imports run in the full suite's line only: packing and
+ * installing it costs about two minutes a line, which CI's 30 minutes do not leave.
  */
 export const CORE_SUBSET = [
   'test/unit/**/*.test.ts',
@@ -63,16 +64,22 @@ export const CLUSTER_CORE_SUBSET = [
   'test/e2e/temporal-ui.e2e.test.ts',
 ];
 
+/** The major version of the Node running this script: its line runs without a wheel. */
+export function ownNodeLine(version: string = process.versions.node): string {
+  return version.split('.')[0]!;
+}
+
 async function main() {
   const [line, ...rest] = process.argv.slice(2);
   const config = loadStackConfig();
   const files = testFilesFor(rest, config.temporal.server === 'cluster' ? CLUSTER_CORE_SUBSET : CORE_SUBSET);
-  if (!line || !isNodeLine(line) || !files) {
-    process.stderr.write(`usage: npm run test:node -- <${Object.keys(NODE_WHEELS).join('|')}> [--all | test files…]\n`);
+  const own = ownNodeLine();
+  if (!line || !(isNodeLine(line) || line === own) || !files) {
+    process.stderr.write(`usage: npm run test:node -- <${[own, ...Object.keys(NODE_WHEELS)].join('|')}> [--all | test files…]\n`);
     process.exit(2);
   }
-  const node = nodeBinary(line, cachePaths(config.local.cacheDir), (m) => process.stdout.write(`[node] ${m}\n`));
-  process.stdout.write(`[node] running on ${node} (v${NODE_WHEELS[line].version})\n`);
+  const node = isNodeLine(line) && line !== own ? nodeBinary(line, cachePaths(config.local.cacheDir), (m) => process.stdout.write(`[node] ${m}\n`)) : process.execPath;
+  process.stdout.write(`[node] running on ${node} (${isNodeLine(line) && line !== own ? `v${NODE_WHEELS[line].version}` : `${process.version}, the machine's own`})\n`);
   const bin = (pkg: string, file: string) => path.join(PROJECT_ROOT, 'node_modules', pkg, file);
   const args = [bin('tsx', 'dist/cli.mjs'), path.join(PROJECT_ROOT, 'tools', 'cli.ts'), 'stack', 'run', '--', node, bin('mocha', 'bin/mocha.js'), ...files];
   const child = spawn(node, args, { cwd: PROJECT_ROOT, stdio: 'inherit', env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` } });

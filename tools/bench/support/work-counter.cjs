@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-require-imports */
 // Preloaded into a process (NODE_OPTIONS=--require …/work-counter.cjs) with WORK_COUNTS_DIR set:
 // counts the work the process asks of PostgreSQL and Kafka, and its own CPU time, so two builds of
 // the library can be compared by what they do per event rather than by how long it took on a
