@@ -79,7 +79,7 @@ async function waitPublished(pool: Pool, afterId: number, count: number, timeout
  * after the first ones seen, over the time from seeing them to the last (a worker's start and its
  * joining the group come before the first credit, so they are not counted).
  */
-async function waitCreditRate(pool: Pool, total: number, expectedNew: number, timeoutMs = 600_000): Promise<number> {
+async function waitCreditRate(pool: Pool, total: number, expectedNew: number, consumerStartedAt: number, timeoutMs = 600_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   let first: { at: number; count: number } | undefined;
   for (;;) {
@@ -89,8 +89,9 @@ async function waitCreditRate(pool: Pool, total: number, expectedNew: number, ti
     if (fresh > 0 && first === undefined) first = { at: Date.now(), count: fresh };
     if (n >= total) {
       const seconds = (Date.now() - first!.at) / 1000;
-      // All in one flight (a tiny smoke run): nothing to time between, so the wall time from start counts.
-      return seconds > 0 && fresh > first!.count ? Math.round((fresh - first!.count) / seconds) : Number.NaN;
+      if (seconds > 0 && fresh > first!.count) return Math.round((fresh - first!.count) / seconds);
+      // All of it seen at once (a small run, one flight): only the time since the worker polled is left, its group join included.
+      return Math.round(fresh / ((Date.now() - consumerStartedAt) / 1000));
     }
     if (Date.now() > deadline) throw new Error(`the consumer applied ${fresh} of ${expectedNew} in ${timeoutMs / 1000} s`);
     await sleep(50);
@@ -167,9 +168,10 @@ async function main() {
 
       // The consumer alone: a fresh worker (same group) applies what the relay put on the topic.
       const consumer = await startConsumer('consumer');
+      const consumerPolling = Date.now();
       const consumerCpu = measureCpu(() => ({ consumer: [consumer.process.pid!] }));
       credited += EVENTS;
-      const creditsPerSecond = await waitCreditRate(db.pool, credited, EVENTS);
+      const creditsPerSecond = await waitCreditRate(db.pool, credited, EVENTS, consumerPolling);
       const consumerMicros = microsPerEvent(consumerCpu.stop().cpuSeconds, EVENTS).consumer ?? 0;
 
       const figures: RunFigures = {
