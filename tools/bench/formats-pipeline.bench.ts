@@ -40,6 +40,8 @@ interface RunFigures {
   repeat: number;
   relayEventsPerSecond: number;
   consumerCreditsPerSecond: number;
+  /** What the consumer's rate is timed from: its first credits, or (all seen at once) its polling Temporal. */
+  consumerRateTimedFrom: 'first credits' | 'worker polling';
   relayCpuMicrosPerEvent: number;
   consumerCpuMicrosPerEvent: number;
   loadAverage: number[];
@@ -79,7 +81,7 @@ async function waitPublished(pool: Pool, afterId: number, count: number, timeout
  * after the first ones seen, over the time from seeing them to the last (a worker's start and its
  * joining the group come before the first credit, so they are not counted).
  */
-async function waitCreditRate(pool: Pool, total: number, expectedNew: number, consumerStartedAt: number, timeoutMs = 600_000): Promise<number> {
+async function waitCreditRate(pool: Pool, total: number, expectedNew: number, consumerStartedAt: number, timeoutMs = 600_000): Promise<{ perSecond: number; timedFrom: 'first credits' | 'worker polling' }> {
   const deadline = Date.now() + timeoutMs;
   let first: { at: number; count: number } | undefined;
   for (;;) {
@@ -89,9 +91,9 @@ async function waitCreditRate(pool: Pool, total: number, expectedNew: number, co
     if (fresh > 0 && first === undefined) first = { at: Date.now(), count: fresh };
     if (n >= total) {
       const seconds = (Date.now() - first!.at) / 1000;
-      if (seconds > 0 && fresh > first!.count) return Math.round((fresh - first!.count) / seconds);
+      if (seconds > 0 && fresh > first!.count) return { perSecond: Math.round((fresh - first!.count) / seconds), timedFrom: 'first credits' };
       // All of it seen at once (a small run, one flight): only the time since the worker polled is left, its group join included.
-      return Math.round(fresh / ((Date.now() - consumerStartedAt) / 1000));
+      return { perSecond: Math.round(fresh / ((Date.now() - consumerStartedAt) / 1000)), timedFrom: 'worker polling' };
     }
     if (Date.now() > deadline) throw new Error(`the consumer applied ${fresh} of ${expectedNew} in ${timeoutMs / 1000} s`);
     await sleep(50);
@@ -171,21 +173,22 @@ async function main() {
       const consumerPolling = Date.now();
       const consumerCpu = measureCpu(() => ({ consumer: [consumer.process.pid!] }));
       credited += EVENTS;
-      const creditsPerSecond = await waitCreditRate(db.pool, credited, EVENTS, consumerPolling);
+      const credits = await waitCreditRate(db.pool, credited, EVENTS, consumerPolling);
       const consumerMicros = microsPerEvent(consumerCpu.stop().cpuSeconds, EVENTS).consumer ?? 0;
 
       const figures: RunFigures = {
         option: option.name,
         repeat,
         relayEventsPerSecond: Math.round(EVENTS / relaySeconds),
-        consumerCreditsPerSecond: creditsPerSecond,
+        consumerCreditsPerSecond: credits.perSecond,
+        consumerRateTimedFrom: credits.timedFrom,
         relayCpuMicrosPerEvent: relayMicros,
         consumerCpuMicrosPerEvent: consumerMicros,
         loadAverage: load,
       };
       runs.push(figures);
       console.log(
-        `run ${run + 1}: ${option.name} (repeat ${repeat + 1}): relay ${figures.relayEventsPerSecond} events/s, ${relayMicros} µs CPU per event; consumer ${figures.consumerCreditsPerSecond} credits/s, ${consumerMicros} µs CPU per event; load ${load.join(' ')}`,
+        `run ${run + 1}: ${option.name} (repeat ${repeat + 1}): relay ${figures.relayEventsPerSecond} events/s, ${relayMicros} µs CPU per event; consumer ${figures.consumerCreditsPerSecond} credits/s (from its ${figures.consumerRateTimedFrom}), ${consumerMicros} µs CPU per event; load ${load.join(' ')}`,
       );
       await stopRelays(control, config.relay.shards);
     } finally {
