@@ -20,6 +20,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { workflowCode } from './temporal-worker';
 import { onAbort, poolConnectionSettings, type WorkerOptions } from './worker-options';
 import type { EventCatalog } from '../src/events/catalog';
+import { loadEventCatalogModule } from '../src/asyncapi/load-source';
 
 // One relay worker: runs relay shard workflows, and the relay sessions of the shards placed on
 // it. Any number of these may run: each registers in outbox_relay_workers, the shards spread over
@@ -116,7 +117,7 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
           ),
         onStarted: (workers, first) => {
           logger.info(
-            { pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic },
+            { pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic, eventTypes: options.events?.definitions().map((d) => d.type) },
             first ? 'relay worker running' : 'relay worker rejoined',
           );
           if (first) memoryLog = startMemoryLog(logger, config.relay.memoryLogMs);
@@ -140,4 +141,20 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
   }
 }
 
-if (require.main === module) runWorkerMain('relay worker', (config, process) => runRelayWorker(config, process));
+/**
+ * The bundled relay worker process (`temporal-outbox relay worker`, `node dist/workers/relay.worker.js`):
+ * given an events module (`--events`, OUTBOX_EVENTS_MODULE), it checks rows against that module's
+ * event definitions. A module that cannot be loaded or has none stops it before it connects.
+ */
+export function runRelayWorkerMain(eventsModule: string | undefined): void {
+  if (!eventsModule) return runWorkerMain('relay worker', (config, process) => runRelayWorker(config, process));
+  loadEventCatalogModule(eventsModule).then(
+    (events) => runWorkerMain('relay worker', (config, process) => runRelayWorker(config, { ...process, events })),
+    (err: unknown) => {
+      process.stderr.write(`relay worker refused to start: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
+if (require.main === module) runRelayWorkerMain(process.env.OUTBOX_EVENTS_MODULE || undefined);

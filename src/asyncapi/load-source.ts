@@ -1,5 +1,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { defineEventCatalog, type EventCatalog } from '../events/catalog';
+import { isEventDefinition } from '../events/define-event';
 import { isAsyncApiSource, type AsyncApiSource } from './source';
 
 export class AsyncApiSourceError extends Error {
@@ -25,4 +27,21 @@ export async function loadAsyncApiSource(modulePath: string, cwd = process.cwd()
   const source = candidates.find(isAsyncApiSource);
   if (source === undefined) throw new AsyncApiSourceError(`${modulePath} exports no asyncApi (an object with an events array of defineEvent definitions, optional handlers and info)`);
   return source;
+}
+
+/**
+ * The event catalog a bundled relay worker checks rows against (`--events`, OUTBOX_EVENTS_MODULE):
+ * the events of the module `asyncapi --module` reads. A module without one definition would start
+ * a relay that checks nothing while its operator believes it does, so it is refused.
+ */
+export async function loadEventCatalogModule(modulePath: string, cwd = process.cwd()): Promise<EventCatalog> {
+  const source = await loadAsyncApiSource(modulePath, cwd);
+  if (source.events.length === 0) throw new AsyncApiSourceError(`${modulePath} has no event definitions: its asyncApi.events is empty (list the defineEvent definitions the relay checks rows against)`);
+  const notDefinitions = source.events.filter((e) => !isEventDefinition(e));
+  if (notDefinitions.length) throw new AsyncApiSourceError(`${modulePath}: asyncApi.events holds ${notDefinitions.length} value(s) that are not defineEvent definitions`);
+  try {
+    return defineEventCatalog(source.events);
+  } catch (err) {
+    throw new AsyncApiSourceError(`${modulePath}: ${(err as Error).message}`, { cause: err });
+  }
 }

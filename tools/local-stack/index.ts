@@ -4,3 +4,4 @@ export { stackUp, stackDown, stackStatus, type ServiceName } from './stack';
 export { cachePaths } from './paths';
 export { loadStackConfig, localStackEnv, type StackConfig } from './stack-config';
 export { workerTargets } from './prometheus';
+export { ensureSchemaRegistry, localSchemaRegistryUrl, stopSchemaRegistry } from './schema-registry';

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { Kafka } from 'kafkajs';
 import type { Command } from 'commander';
 import { countAccountsWithPayments, mismatchedAccounts } from './account-balance-check';
 import { startWorkerEntry, stopChildWorkers, type ChildWorker } from '../../../tools/local-stack/child-processes';
@@ -27,6 +28,11 @@ import {
 } from 'temporal-outbox';
 import { cachePaths, loadStackConfig, localStackEnv, stackDown, stackUp, workerTargets, type ServiceName } from '../../../tools/local-stack';
 import { exampleConsumerEntry, exampleRetentionEntry } from '../worker-entries';
+import { ensureSchemaRegistry, localSchemaRegistryUrl, stopSchemaRegistry } from '../../../tools/local-stack';
+import { countShipments, describeOneShipment, registerShipmentSchema, registryDemoEnv, shipOneDemoOrder, SHIPMENTS_TOPIC } from './registry-shipments';
+
+/** Shipments a second with --with-registry: enough to see them flow beside the payments. */
+const SHIPMENT_RATE = 2;
 
 // The same processes and flags as the npm scripts `worker:relay`, `worker:consumer`, `worker:retention`.
 const WORKERS: { name: string; entry: () => WorkerEntry }[] = [
@@ -42,16 +48,25 @@ export function registerDemoCommand(program: Command) {
     .option('--rate <n>', 'demo payments confirmed per second', (v) => Number(v), 50)
     .option('--duration <seconds>', 'stop by itself after this many seconds (default: run until Ctrl-C)', (v) => Number(v))
     .option('--keep-stack', 'leave the services this started running when the demo ends')
-    .action(async (opts: { rate: number; duration?: number; keepStack?: boolean }) => {
+    .option('--with-registry', `also ship orders (${SHIPMENT_RATE}/s) on ${SHIPMENTS_TOPIC} in Avro through a local Schema Registry, decoded by the consumer through it (the first run builds the registry: minutes; docs/demo.md)`)
+    .action(async (opts: DemoOptions) => {
       process.exitCode = await runDemo(opts);
     });
 }
 
-async function runDemo(opts: { rate: number; duration?: number; keepStack?: boolean }): Promise<number> {
+interface DemoOptions {
+  rate: number;
+  duration?: number;
+  keepStack?: boolean;
+  withRegistry?: boolean;
+}
+
+async function runDemo(opts: DemoOptions): Promise<number> {
   const config = loadStackConfig();
   const say = (m: string) => console.log(`[demo] ${m}`);
   let started: ServiceName[] = [];
   let workers: ChildWorker[] = [];
+  let registryStarted = false;
   if (config.database.url === undefined) throw new Error('DATABASE_URL is not set');
   const pool = createPool(config.database.url, { schema: config.database.schema });
   // The first Ctrl-C (or SIGTERM, or the terminal closing) stops the traffic and waits for the
@@ -74,13 +89,22 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onStopSignal);
   try {
     started = await stackUp(config, (m) => say(m));
+    let registryEnv: Record<string, string> = {};
+    if (opts.withRegistry) {
+      const registryStart = Date.now();
+      registryStarted = await ensureSchemaRegistry(config, cachePaths(config.local.cacheDir), say);
+      const registryUrl = localSchemaRegistryUrl(config.local.schemaRegistryPort);
+      const schemaId = await registerShipmentSchema(registryUrl);
+      registryEnv = registryDemoEnv(registryUrl);
+      say(`Schema Registry ready in ${((Date.now() - registryStart) / 1000).toFixed(1)} s: order_shipped goes to ${SHIPMENTS_TOPIC} in Avro (subject ${SHIPMENTS_TOPIC}-value, schema id ${schemaId})`);
+    }
     const setup = await setUp(config, { keyField: EXAMPLE_KEY_FIELD });
     const exampleMigrations = await migrateExample(config.database.url);
     say(`schema, topics and search attributes ready (${setup.migrations.length} library and ${exampleMigrations.length} example migrations applied now)`);
 
     const logDir = path.join(cachePaths(config.local.cacheDir).logs, 'workers');
     // Each worker logs in as its own component's user on the local stack.
-    const workerEnv = localStackEnv(process.env, { workerLogins: true });
+    const workerEnv = { ...localStackEnv(process.env, { workerLogins: true }), ...registryEnv };
     workers = WORKERS.map((w) => startWorkerEntry(w.name, w.entry(), logDir, workerEnv, [], { ownProcessGroup: true }));
     for (const w of workers) say(`${w.name} started (pid ${w.process.pid}, log ${w.logFile})`);
 
@@ -106,16 +130,37 @@ async function runDemo(opts: { rate: number; duration?: number; keepStack?: bool
     say(`confirming ${opts.rate} payments/s${opts.duration ? ` for ${opts.duration} s` : ' until Ctrl-C'}`);
 
     if (opts.duration) setTimeout(() => stop.abort(), opts.duration * 1000).unref();
-    const ticker = setInterval(() => void readPipelineStats(pool).then((s) => say(line(s))).catch(() => undefined), 5000);
-    const sent = await runAtRate(opts.rate, stop.signal, () => confirmOneDemoPayment(pool));
+    if (opts.withRegistry) say(`and shipping ${SHIPMENT_RATE} orders/s (order_shipped, Avro through the registry on ${SHIPMENTS_TOPIC})`);
+    const shipmentsLine = async () => (opts.withRegistry ? ` | shipments recorded ${await countShipments(pool)} (decoded from Avro through the registry)` : '');
+    const ticker = setInterval(() => void Promise.all([readPipelineStats(pool), shipmentsLine()]).then(([s, shipped]) => say(line(s) + shipped)).catch(() => undefined), 5000);
+    const [sent, shipped] = await Promise.all([
+      runAtRate(opts.rate, stop.signal, () => confirmOneDemoPayment(pool)),
+      opts.withRegistry ? runAtRate(SHIPMENT_RATE, stop.signal, () => shipOneDemoOrder(pool)) : Promise.resolve(0),
+    ]);
     clearInterval(ticker);
-    say(`traffic stopped after ${sent} payments; waiting for the pipeline to drain`);
-    return (await drained(pool, say, giveUpDraining.signal)) ? 0 : 1;
+    say(`traffic stopped after ${sent} payments${opts.withRegistry ? ` and ${shipped} shipments` : ''}; waiting for the pipeline to drain`);
+    const ok = await drained(pool, say, giveUpDraining.signal);
+    return ok && (!opts.withRegistry || (await shipmentsApplied(pool, config.kafka.brokers, say))) ? 0 : 1;
   } finally {
     await stopChildWorkers(workers);
     await pool.end();
+    if (registryStarted && !opts.keepStack && (await stopSchemaRegistry(cachePaths(config.local.cacheDir)))) say('stopped the Schema Registry this demo started');
     if (started.length && !opts.keepStack) say(`stopped services this demo started: ${(await stackDown(config, started)).join(', ')}`);
   }
+}
+
+/** Every shipment enqueued is recorded by the consumer (each was Avro on the topic), and what one looks like there. */
+async function shipmentsApplied(pool: import('pg').Pool, brokers: string[], say: (m: string) => void): Promise<boolean> {
+  const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE event_type = 'order_shipped' AND parked_at IS NULL`);
+  const deadline = Date.now() + 60_000;
+  let recorded = await countShipments(pool);
+  while (recorded < rows[0]!.n && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1000));
+    recorded = await countShipments(pool);
+  }
+  say(`a shipment on ${SHIPMENTS_TOPIC}: ${await describeOneShipment(new Kafka({ clientId: 'demo-shipment-peek', brokers, logLevel: 0 }))}`);
+  say(`${recorded} of ${rows[0]!.n} shipments recorded by the consumer, each decoded through the registry`);
+  return recorded === rows[0]!.n;
 }
 
 function line(s: PipelineStats): string {

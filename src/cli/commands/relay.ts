@@ -7,6 +7,7 @@ import { configuredRelayControl, relayStatuses, reshardRelays, restartShards, st
 import { connectTemporalClient, withCallDeadline } from '../../temporal/connect-client';
 import { pauseShards, redriveThroughShards, resumeShards } from '../../outbox/relay-operator-control';
 import { databaseUrl } from '../../config/resolve';
+import { registerRelayWorkerCommand } from './relay-worker';
 
 /** Runs `work` with a Temporal client and a small pool, closing both; its Temporal calls end by TEMPORAL_CALL_TIMEOUT_MS. */
 async function withControl<T>(config: Config, batchSize: number, work: (opts: RelayControlOptions) => Promise<T>): Promise<T> {
@@ -30,6 +31,7 @@ const positive = (v: string) => {
 
 export function registerRelayCommands(program: Command) {
   const relay = program.command('relay').description('the outbox relay: one perpetual Temporal workflow per shard');
+  registerRelayWorkerCommand(relay);
 
   relay
     .command('start')
