@@ -5,8 +5,11 @@ import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../src/config/env';
 
-/** One dependency's probe: resolves when the link works, rejects (or outlasts the timeout) when not. */
-export type LinkProbe = () => Promise<unknown>;
+/**
+ * One dependency's probe: resolves when the link works, rejects (or outlasts the timeout) when not.
+ * `close`: lets go of what the probe keeps between rounds (called once the watch ends).
+ */
+export type LinkProbe = (() => Promise<unknown>) & { close?(): Promise<void> };
 
 export interface LinkHealthEvents {
   /**
@@ -32,7 +35,7 @@ export function watchLinks(
 ): Promise<void> {
   const failed = new Map<string, number>();
   let down = false;
-  return (async () => {
+  const watching = (async () => {
     while (!signal.aborted) {
       await sleep(settings.intervalMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) return;
@@ -49,6 +52,7 @@ export function watchLinks(
       }
     }
   })();
+  return watching.finally(() => Promise.all(Object.values(probes).map((probe) => probe.close?.().catch(() => undefined))));
 }
 
 async function bounded(probe: LinkProbe, timeoutMs: number): Promise<string | undefined> {
@@ -62,30 +66,49 @@ async function bounded(probe: LinkProbe, timeoutMs: number): Promise<string | un
 }
 
 /**
- * PostgreSQL: a new connection and `SELECT 1`. A new one, not a pooled one, so the probe says
- * whether the worker could work now (after a heal that left the old connections dead, new ones
- * pass), and is never stuck behind the pool's busy connections.
+ * PostgreSQL: `SELECT 1` on the probe's own connection, not a pooled one, so it is never stuck
+ * behind the pool's busy connections. The connection is kept between rounds while it answers and
+ * dropped at the first failure, so the next round (and every round while the link is down) tries
+ * a new one: a heal that left the old connections dead counts as healed as soon as a new one
+ * works, and a dead link fails the same rounds, within the same bounds, as with a new connection
+ * each time. Keeping it matters: a new connection every round (a backend started, SCRAM, torn
+ * down) cost the relay its wake-up latency at a trickle (docs/measurements/relay-log.md).
  */
 export function postgresProbe(database: string | ClientConfig, timeoutMs: number): LinkProbe {
-  return async () => {
-    const options: ClientConfig = {
-      ...(typeof database === 'string' ? { connectionString: database } : database),
-      connectionTimeoutMillis: timeoutMs,
-      query_timeout: timeoutMs,
-      application_name: 'outbox-health-check',
-    };
-    const client = new Client(options);
-    client.on('error', () => undefined);
+  const options: ClientConfig = {
+    ...(typeof database === 'string' ? { connectionString: database } : database),
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+    application_name: 'outbox-health-check',
+  };
+  // A client stuck on a dead link would wait for its goodbye: its socket is dropped instead.
+  const destroy = (client: Client) => (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  let kept: Client | undefined;
+  let closed = false;
+  const probe: LinkProbe = async () => {
+    let client = kept;
+    kept = undefined;
     try {
-      await client.connect();
+      if (!client) {
+        client = new Client(options);
+        client.on('error', () => undefined);
+        await client.connect();
+      }
       await client.query('SELECT 1');
     } catch (err) {
-      // A client stuck on a dead link would wait for its goodbye: its socket is dropped instead.
-      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      if (client) destroy(client);
       throw err;
     }
-    await client.end();
+    if (closed) await client.end().catch(() => undefined);
+    else kept = client;
   };
+  probe.close = async () => {
+    closed = true;
+    const client = kept;
+    kept = undefined;
+    await client?.end().catch(() => undefined);
+  };
+  return probe;
 }
 
 /** Kafka: the topic's metadata from the brokers, through the worker's own client settings (and routes). */
@@ -94,17 +117,34 @@ export function kafkaProbe(admin: Admin, topic: string): LinkProbe {
 }
 
 /**
- * Temporal: a new connection and GetSystemInfo. New, like the PostgreSQL probe, so a heal that
- * leaves the worker's own HTTP/2 connection dead still counts as healed; and because the SDK's own
- * keepalive takes up to 45 s to drop a silent connection, which is longer than the takeover bound.
+ * Temporal: GetSystemInfo on the probe's own connection, kept between rounds while it answers and
+ * replaced after any failure, as for PostgreSQL: while the link is down every round opens a new
+ * one, so a heal that leaves the worker's own HTTP/2 connection dead still counts as healed, and
+ * the SDK's own keepalive (up to 45 s to drop a silent connection, longer than the takeover
+ * bound) is never waited for: the call has its deadline.
  */
 export function temporalProbe(config: Config, timeoutMs: number): LinkProbe {
-  return async () => {
-    const connection = await NativeConnection.connect(temporalConnectionOptions(config, { connectTimeout: timeoutMs }));
+  let kept: NativeConnection | undefined;
+  let closed = false;
+  const probe: LinkProbe = async () => {
+    let connection = kept;
+    kept = undefined;
     try {
-      await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
-    } finally {
-      await connection.close().catch(() => undefined);
+      connection ??= await NativeConnection.connect(temporalConnectionOptions(config, { connectTimeout: timeoutMs }));
+      const open = connection;
+      await open.withDeadline(Date.now() + timeoutMs, () => open.workflowService.getSystemInfo({}));
+    } catch (err) {
+      await connection?.close().catch(() => undefined);
+      throw err;
     }
+    if (closed) await connection.close().catch(() => undefined);
+    else kept = connection;
   };
+  probe.close = async () => {
+    closed = true;
+    const connection = kept;
+    kept = undefined;
+    await connection?.close().catch(() => undefined);
+  };
+  return probe;
 }
