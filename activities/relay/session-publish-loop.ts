@@ -75,7 +75,15 @@ export async function publishUntilEnded({ input, out, progress, ending, listener
       nextPoll.catch(() => undefined);
     }
     const result = await publishing;
-    await marks.finish();
+    try {
+      await marks.finish();
+    } catch (err) {
+      // The previous batch's mark failed, which ends the session; this batch is on Kafka as well.
+      // Marking it now leaves the next session one batch to send again, not two (at least once
+      // either way; the inbox absorbs the copies).
+      if (result.sentIds.length > 0) await markPublished({ ids: result.sentIds }).catch(() => undefined);
+      throw err;
+    }
     out.batches += 1;
     out.parked += result.parkedIds.length;
     if (result.parkedIds.length > 0) polls.parked();
