@@ -73,6 +73,10 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
     // The first membership uses the worker's pool and producer; each later one a new pool (unless
     // the service gave its pool) and a new producer of its own, let go once that membership has
     // drained: a producer whose broker connections a one-way link froze would keep sending into them.
+    // When the current membership began to start, and when its links were ready: logged at its
+    // start (what a rejoin costs, and where).
+    let startingAt = Date.now();
+    let linksReadyAt = startingAt;
     let firstPool: typeof pool | undefined = pool;
     let firstProducer: Producer | undefined = producer;
     const membershipLinks = async (): Promise<MembershipLinks> => {
@@ -94,6 +98,7 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
       firstPool = undefined;
       const ownProducer = membershipProducer;
       const sends = abandonableProducer(ownProducer);
+      linksReadyAt = Date.now();
       return {
         connection,
         pool: membershipPool,
@@ -112,8 +117,6 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
       stopped.abort();
     });
     let memoryLog: ReturnType<typeof startMemoryLog> | undefined;
-    // When the current membership began to start: its start time is logged (a rejoin's cost).
-    let startingAt = Date.now();
     try {
       // A worker that cannot reach PostgreSQL, Kafka or Temporal leaves the relay workers and stops taking
       // Temporal tasks until all answer again (workers/step-aside.ts); its shards move meanwhile.
@@ -137,7 +140,7 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
         },
         onStarted: (workers, first) => {
           logger.info(
-            { pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic, startedInMs: Date.now() - startingAt },
+            { pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic, startedInMs: Date.now() - startingAt, linksInMs: linksReadyAt - startingAt },
             first ? 'relay worker running' : 'relay worker rejoined',
           );
           if (first) memoryLog = startMemoryLog(logger, config.relay.memoryLogMs);
