@@ -131,7 +131,7 @@ export async function runCell(rig: GrayRig, cell: Cell, timing: CellTiming, log:
   if (takeoverMs === null || takeoverMs > takeoverBound) missed.push(`takeover ${takeoverMs ?? `> ${takeoverBound + measurePast}`} ms (bound ${takeoverBound} ms)`);
   if (rejoinMs === null || rejoinMs > rejoinBound) missed.push(`rejoin ${rejoinMs ?? `> ${rejoinBound + measurePast}`} ms (bound ${rejoinBound} ms)`);
   log(`${cellName(cell)}: rejoin ${rejoinMs ?? 'not measured'} ms, worst delay ${worstDelayMs} ms${missed.length ? `; MISSED ${missed.join(', ')}` : ''}`);
-  const workerLog = missed.length === 0 ? undefined : worker.lines().filter((l) => logTime(l) >= faultAt && !l.includes('sdkComponent') && !l.includes('batch applied')).slice(-20).map((l) => `${logTime(l) - faultAt} ms: ${/"msg":"([^"]*)"/.exec(l)?.[1] ?? l.slice(0, 200)}`);
+  const workerLog = missed.length === 0 ? undefined : worker.lines().filter((l) => logTime(l) >= faultAt && !l.includes('sdkComponent') && !l.includes('batch applied')).slice(-20).map((l) => `${logTime(l) - faultAt} ms: ${/"msg":"([^"]*)"/.exec(l)?.[1] ?? l.slice(0, 200)}${startTimes(l)}`);
   return { cell: cellName(cell), ...cell, heal: HEAL[cell.fault], startedAt, takeoverMs, worstDelayMs, steppedAside, stepAsideMs, movedMs, rejoinMs, heldMs, missed, ...(workerLog ? { workerLog } : {}) };
 }
 
@@ -197,6 +197,13 @@ async function retentionRunCompletes(rig: GrayRig, withinMs: number, whileWaitin
     await result;
   }
   return succeeded ? Date.now() - started : null;
+}
+
+/** A relay membership's start figures (workers/relay.worker.ts), where the line has them: what a slow rejoin spent. */
+function startTimes(line: string): string {
+  const started = /"startedInMs":(\d+)/.exec(line)?.[1];
+  const links = /"linksInMs":(\d+)/.exec(line)?.[1];
+  return started === undefined ? '' : ` (started in ${started} ms, its links in ${links ?? '?'} ms)`;
 }
 
 function logTime(line: string): number {
