@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runCell, type CellResult } from '../../test/kit/gray/cell';
@@ -46,6 +47,11 @@ export interface NetworkSoakResult {
    * worker, busy on a loaded machine, that stepped aside anyway. Must be 0.
    */
   healthyStepAsides: { relay: number; consumer: number };
+  /**
+   * Worker processes that exited during the run (none should: a fault breaks links, it kills no
+   * process), with their exit code or signal and the last of their output, to see why.
+   */
+  workerExits: { worker: string; pid: number; code: number | null; signal: string | null; at: string; lastOutput: string[] }[];
 }
 
 // The soak's pace: a short random pause before each fault, a random hold, and shorter waits than
@@ -82,6 +88,19 @@ export async function runNetworkSoak(opts: NetworkSoakOptions): Promise<NetworkS
   const errors: NetworkSoakResult['errors'] = [];
   const faultsOn = new Set<string>();
   const rig = await GrayRig.start({ retention: true, log: opts.log });
+  const workerExits: NetworkSoakResult['workerExits'] = [];
+  let stopping = false;
+  const watchExit = (worker: string, child: ChildProcess, output: () => string[]) =>
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      workerExits.push({ worker, pid: child.pid ?? 0, code, signal, at: new Date().toISOString(), lastOutput: output().slice(-30) });
+      opts.log(`${worker} (pid ${child.pid}) EXITED: code ${code}, signal ${signal}`);
+    });
+  watchExit('relay A', rig.relays.a.child, () => [...rig.relays.a.logLines, ...rig.relays.a.stderr.split('\n')]);
+  watchExit('relay B', rig.relays.b.child, () => [...rig.relays.b.logLines, ...rig.relays.b.stderr.split('\n')]);
+  watchExit('consumer A', rig.consumers.a.proc, () => [...rig.consumers.a.logs.map((l) => JSON.stringify(l)), ...rig.consumers.a.stderr]);
+  watchExit('consumer B', rig.consumers.b.proc, () => [...rig.consumers.b.logs.map((l) => JSON.stringify(l)), ...rig.consumers.b.stderr]);
+  if (rig.retention) watchExit('retention', rig.retention.proc, () => [...rig.retention!.logs.map((l) => JSON.stringify(l)), ...rig.retention!.stderr]);
   const elapsedMin = () => (Date.now() - started) / 60_000;
   const enough = () => elapsedMin() >= opts.maxMinutes || (elapsedMin() >= opts.minutes && runs.length >= opts.faults);
   const stepAsides = (lines: string[]) => lines.filter((l) => l.includes('stepping aside until it answers again')).length;
@@ -98,6 +117,7 @@ export async function runNetworkSoak(opts: NetworkSoakOptions): Promise<NetworkS
     errors,
     ...(final ? { final } : {}),
     healthyStepAsides: { relay: stepAsides(rig.relays.b.logLines), consumer: stepAsides(rig.consumers.b.logs.map((l) => String(l.msg))) },
+    workerExits,
   });
   const report = (final?: Checkpoint) => {
     try {
@@ -151,6 +171,7 @@ export async function runNetworkSoak(opts: NetworkSoakOptions): Promise<NetworkS
     return result;
   } finally {
     clearInterval(sampler);
+    stopping = true;
     await rig.stop();
   }
 }

@@ -33,7 +33,8 @@ function headline(result: NetworkSoakResult): string {
   const count = final
     ? ` At the end, over all ${final.events} events: lost ${final.lost}, double-applied ${final.doubleApplied}, keys with first deliveries out of order ${final.keysOutOfOrder}, repeats on the topic ${final.repeats}${final.drained ? '' : ', and the pipeline did NOT drain'}.`
     : ' The run had not finished when these figures were written: lost, double-applied and order are counted at its end.';
-  return `${run}${count} Step-asides of the workers whose links were never broken (busy, on a loaded machine): relay ${result.healthyStepAsides.relay}, consumer ${result.healthyStepAsides.consumer}.`;
+  const exits = (result.workerExits ?? []).map((e) => `${e.worker} (pid ${e.pid}) at ${e.at.slice(11, 19)}, code ${e.code}, signal ${e.signal}`);
+  return `${run}${count} Step-asides of the workers whose links were never broken (busy, on a loaded machine): relay ${result.healthyStepAsides.relay}, consumer ${result.healthyStepAsides.consumer}.${exits.length ? ` Worker processes that EXITED during the run: ${exits.join('; ')}.` : ''}`;
 }
 
 /** Worst takeover and rejoin per worker kind and fault, and every miss with its cell and time. */
