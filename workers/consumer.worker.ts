@@ -59,7 +59,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
           ),
         probes: {
           postgres: postgresProbe(options.pool ? poolConnectionSettings(options.pool) : workerDatabaseUrl(config, 'consumer'), config.links.health.timeoutMs),
-          kafka: kafkaProbe(admin, deps.topics[0]!),
+          kafka: kafkaProbe(deps.kafka, deps.topics[0]!),
           temporal: temporalProbe(config, config.links.health.timeoutMs),
         },
         // Another member of the group to hand the partitions to: a consumer alone keeps them, and

@@ -1,5 +1,5 @@
 import { Client, type ClientConfig } from 'pg';
-import type { Admin } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import { NativeConnection } from '@temporalio/worker';
 import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,9 +23,11 @@ export interface LinkHealthEvents {
 
 /**
  * A worker's health check of its links (docs/guarantees.md#stepping-aside): every `intervalMs`
- * each probe runs, bounded by `timeoutMs`; `failures` failures of one link in a row report it
- * down, one full round of answers reports every link up again. The events are awaited, so a
- * step-aside finishes before the next probe round, and never overlap.
+ * each probe runs, bounded by `timeoutMs`; a link is reported down once it has failed `failures`
+ * probes in a row and has been failing for `failingForMs` (from the start of the first failed
+ * probe of the run), so one late probe, or two quick ones on a busy machine, never move work; one
+ * full round of answers reports every link up again. The events are awaited, so a step-aside
+ * finishes before the next probe round, and never overlap.
  */
 export function watchLinks(
   probes: Record<string, LinkProbe>,
@@ -33,17 +35,26 @@ export function watchLinks(
   events: LinkHealthEvents,
   signal: AbortSignal,
 ): Promise<void> {
-  const failed = new Map<string, number>();
+  // Per link: failed probes in a row, and when the first of them started.
+  const failed = new Map<string, { count: number; since: number }>();
   let down = false;
   const watching = (async () => {
     while (!signal.aborted) {
       await sleep(settings.intervalMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) return;
+      const roundStart = Date.now();
       const results = await Promise.all(
         Object.entries(probes).map(async ([link, probe]) => [link, await bounded(probe, settings.timeoutMs)] as const),
       );
-      for (const [link, error] of results) failed.set(link, error === undefined ? 0 : (failed.get(link) ?? 0) + 1);
-      const failing = results.find(([link, error]) => error !== undefined && (failed.get(link) ?? 0) >= settings.failures);
+      for (const [link, error] of results) {
+        if (error === undefined) failed.delete(link);
+        else failed.set(link, { count: (failed.get(link)?.count ?? 0) + 1, since: failed.get(link)?.since ?? roundStart });
+      }
+      const isDown = (link: string) => {
+        const run = failed.get(link);
+        return run !== undefined && run.count >= settings.failures && Date.now() - run.since >= settings.failingForMs;
+      };
+      const failing = results.find(([link, error]) => error !== undefined && isDown(link));
       if (!down && failing) {
         down = await events.down(failing[0], failing[1]!);
       } else if (down && results.every(([, error]) => error === undefined)) {
@@ -57,9 +68,18 @@ export function watchLinks(
 
 async function bounded(probe: LinkProbe, timeoutMs: number): Promise<string | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs)));
+  const answer = probe().then(
+    () => undefined,
+    (err: Error) => err.message ?? String(err),
+  );
+  // When the timer fires, I/O that already arrived is let in first (one turn of the event loop):
+  // a process that was frozen or starved runs its due timers before it reads its sockets, and an
+  // answer that came in time must not lose to its own timeout.
+  const timeout = new Promise<string>((resolve) => {
+    timer = setTimeout(() => setImmediate(() => resolve(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
   try {
-    return await Promise.race([probe().then(() => undefined, (err: Error) => err.message ?? String(err)), timeout]);
+    return await Promise.race([answer, timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -111,9 +131,25 @@ export function postgresProbe(database: string | ClientConfig, timeoutMs: number
   return probe;
 }
 
-/** Kafka: the topic's metadata from the brokers, through the worker's own client settings (and routes). */
-export function kafkaProbe(admin: Admin, topic: string): LinkProbe {
-  return () => admin.fetchTopicMetadata({ topics: [topic] });
+/**
+ * Kafka: a new admin client and the topic's metadata, through the worker's own client settings
+ * (and routes). New, like the PostgreSQL probe: a long-lived client keeps the connections a heal
+ * left dead and waits on them until its silence check drops them (25 s), which would hold a
+ * healed worker out that long. A client whose probe failed is let go without waiting (its
+ * disconnect would wait on the dead link).
+ */
+export function kafkaProbe(kafka: Kafka, topic: string): LinkProbe {
+  return async () => {
+    const admin: Admin = kafka.admin({ retry: { retries: 0 } });
+    try {
+      await admin.connect();
+      await admin.fetchTopicMetadata({ topics: [topic] });
+    } catch (err) {
+      void admin.disconnect().catch(() => undefined);
+      throw err;
+    }
+    await admin.disconnect();
+  };
 }
 
 /**

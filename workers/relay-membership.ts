@@ -1,4 +1,5 @@
 import type { NativeConnection } from '@temporalio/worker';
+import type { Producer } from 'kafkajs';
 import type { Pool } from 'pg';
 import type { RelayWorkerSet } from './relay-worker-set';
 
@@ -8,19 +9,27 @@ import type { RelayWorkerSet } from './relay-worker-set';
 // new and has left the relay workers), and its connection closes when it is done.
 const STEP_ASIDE_DRAIN_MS = 10_000;
 
-/** A Temporal connection and a database pool for one membership, and how to let go of them once it has drained. */
+/** A Temporal connection, a database pool and a Kafka producer for one membership, and how to let go of them once it has drained. */
 export interface MembershipLinks {
   connection: NativeConnection;
   pool: Pool;
+  producer: Producer;
+  /**
+   * Stepping aside: lets go of what waits on the broken link at once, without waiting (the
+   * producer's sends in flight fail, so the sessions blocked in them end and their shards move).
+   */
+  abandon(): void;
   release(): Promise<void>;
 }
 
 /**
  * One membership of a relay worker (workers/step-aside.ts starts one, and a new one after each
- * heal): a relay worker set on a Temporal connection and a database pool of its own, released
- * when the set has drained. A membership that stepped aside stops holding up the next one after
- * STEP_ASIDE_DRAIN_MS, and the next one gets new links: the last ones may hold connections a heal
- * left dead (an idle pooled connection frozen by a NAT is found only by its query timeout, 35 s).
+ * heal): a relay worker set on a Temporal connection, a database pool and a Kafka producer of its
+ * own, released when the set has drained. A membership that stepped aside stops holding up the
+ * next one after STEP_ASIDE_DRAIN_MS, and the next one gets new links: the last ones may hold
+ * connections a heal left dead (an idle pooled connection frozen by a NAT is found only by its
+ * query timeout, 35 s; a producer whose broker connections a one-way link froze keeps sending
+ * into them).
  */
 export async function startRelayMembership(
   connect: () => Promise<MembershipLinks>,
@@ -40,7 +49,10 @@ export async function startRelayMembership(
   return {
     ...set,
     shutdown(stepAside = false) {
-      if (stepAside) setTimeout(givenUp, STEP_ASIDE_DRAIN_MS).unref();
+      if (stepAside) {
+        links.abandon();
+        setTimeout(givenUp, STEP_ASIDE_DRAIN_MS).unref();
+      }
       return set.shutdown(stepAside);
     },
     async run() {

@@ -6,6 +6,8 @@ import { createLogger } from '../src/config/logger';
 import { createPool, databaseTimeouts, endPool } from '../src/db/pool';
 import { createKafka } from '../src/kafka/client';
 import { createRelayProducer } from '../src/kafka/relay-producer';
+import { boundedCall, sendBoundMs } from '../src/kafka/bounded-send';
+import { abandonableProducer } from '../src/kafka/abandonable-producer';
 import { ensureTopics, eventTopics } from '../src/kafka/topics';
 import { startRelaySamplers } from '../src/observability/relay-samplers';
 import { startWorkerObservability } from '../src/observability/worker-observability';
@@ -69,27 +71,47 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
     await producer.connect();
     const code = await workflowCode(config, require.resolve('../workflows/relay'), observability.tracing.exporting);
     if (!options.connection) firstConnection = await NativeConnection.connect(temporalConnectionOptions(config));
-    // The first membership uses the worker's pool; each later one a new pool of its own (unless
-    // the service gave its pool), ended once that membership has drained.
+    // The first membership uses the worker's pool and producer; each later one a new pool (unless
+    // the service gave its pool) and a new producer of its own, let go once that membership has
+    // drained: a producer whose broker connections a one-way link froze would keep sending into them.
+    // When the current membership began to start, and when its links were ready: logged at its
+    // start (what a rejoin costs, and where).
+    let startingAt = Date.now();
+    let linksReadyAt = startingAt;
     let firstPool: typeof pool | undefined = pool;
+    let firstProducer: Producer | undefined = producer;
     const membershipLinks = async (): Promise<MembershipLinks> => {
+      let membershipProducer = firstProducer;
+      firstProducer = undefined;
+      if (!membershipProducer) {
+        const fresh = createRelayProducer(kafka);
+        await boundedCall(fresh.connect(), sendBoundMs(config), 'Kafka producer connect').catch(async (err: unknown) => {
+          await boundedCall(fresh.disconnect(), sendBoundMs(config), 'Kafka producer disconnect').catch(() => undefined);
+          throw err;
+        });
+        membershipProducer = fresh;
+      }
       const given = options.connection;
       const connection = given ?? firstConnection ?? (await NativeConnection.connect(temporalConnectionOptions(config)));
       firstConnection = undefined;
       const own = options.pool || firstPool ? undefined : newPool();
       const membershipPool = own ?? firstPool ?? pool;
       firstPool = undefined;
+      const ownProducer = membershipProducer;
+      const sends = abandonableProducer(ownProducer);
+      linksReadyAt = Date.now();
       return {
         connection,
         pool: membershipPool,
+        producer: sends.producer,
+        abandon: sends.abandon,
         release: async () => {
           if (!given) await connection.close().catch(() => undefined);
           if (own) await endPool(own);
+          await boundedCall(ownProducer.disconnect(), sendBoundMs(config), 'Kafka producer disconnect').catch(() => undefined);
         },
       };
     };
-    const admin = kafka.admin();
-    await admin.connect();
     const stopped = new AbortController();
     onAbort(options.signal, () => {
       logger.info('stopping: leaving the relay workers, finishing in-flight batches');
@@ -100,42 +122,43 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
       // A worker that cannot reach PostgreSQL, Kafka or Temporal leaves the relay workers and stops taking
       // Temporal tasks until all answer again (workers/step-aside.ts); its shards move meanwhile.
       await runSteppingAside({
-        start: () =>
-          startRelayMembership(membershipLinks, ({ connection, pool: membershipPool }) =>
+        start: () => {
+          startingAt = Date.now();
+          return startRelayMembership(membershipLinks, ({ connection, pool: membershipPool, producer: membershipProducer }) =>
             createRelayWorkerSet({
               connection,
               namespace: config.temporal.namespace,
               taskQueue,
               workflowBundle: { code },
-              deps: { pool: membershipPool, producer, config, listener, events: options.events },
+              deps: { pool: membershipPool, producer: membershipProducer, config, listener, events: options.events },
               sessionDatabase: dedicated,
               wrapActivities: hooks.wrapActivities,
               // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
               shutdownGraceTime: '10 seconds',
               workerOptions: observability.tracing.workerOptions,
             }),
-          ),
+          );
+        },
         onStarted: (workers, first) => {
           logger.info(
-            { pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic, eventTypes: options.events?.definitions().map((d) => d.type) },
+            { pid: process.pid, taskQueue, workerId: workers.registry.workerId, ownTaskQueue: workers.registry.taskQueue, topic: config.kafka.topic, eventTypes: options.events?.definitions().map((d) => d.type), startedInMs: Date.now() - startingAt, linksInMs: linksReadyAt - startingAt },
             first ? 'relay worker running' : 'relay worker rejoined',
           );
           if (first) memoryLog = startMemoryLog(logger, config.relay.memoryLogMs);
         },
-        probes: { postgres: postgresProbe(dedicated, config.links.health.timeoutMs), kafka: kafkaProbe(admin, config.kafka.topic), temporal: temporalProbe(config, config.links.health.timeoutMs) },
+        probes: { postgres: postgresProbe(dedicated, config.links.health.timeoutMs), kafka: kafkaProbe(kafka, config.kafka.topic), temporal: temporalProbe(config, config.links.health.timeoutMs) },
         health: config.links.health,
         logger,
         stopped: stopped.signal,
       });
     } finally {
       memoryLog?.stop();
-      await admin.disconnect().catch(() => undefined);
     }
   } finally {
     await samplers?.stop();
     await observability.close();
     await firstConnection?.close().catch(() => undefined);
-    await producer.disconnect().catch(() => undefined);
+    await boundedCall(producer.disconnect(), sendBoundMs(config), 'Kafka producer disconnect').catch(() => undefined);
     await Promise.race([listener.close(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     if (!options.pool) await endPool(pool);
   }

@@ -4,6 +4,7 @@ import type { SqlExecutor } from '../../src/db/executor';
 import { markPublished, markPublishedReturningIds } from '../../src/outbox/queries/mark-published';
 import { readPendingRows, type PendingRow } from '../../src/outbox/queries/read-pending-rows';
 import { readPendingSizes, type PendingRowSize } from '../../src/outbox/queries/read-pending-sizes';
+import { boundedCall, sendBoundMs } from '../../src/kafka/bounded-send';
 import { CoalesceWhileInFlight } from './coalesce-while-in-flight';
 
 /** A batch's messages for Kafka, grouped by topic, and their size in bytes. */
@@ -70,8 +71,11 @@ export function createSharedRoundTrips(pool: SqlExecutor, producer: Producer, co
     idLimits,
   );
 
+  // Bounded whatever kafkajs does inside, so a send on a dead link fails the batch (retried by
+  // the publish activity) instead of holding the shard's session.
+  const sendBound = sendBoundMs(config);
   const sendNow = async (topicMessages: TopicMessages[]) => {
-    await producer.sendBatch({ acks: -1, topicMessages });
+    await boundedCall(producer.sendBatch({ acks: -1, topicMessages }), sendBound, 'Kafka send');
   };
   // Merged requests stay within Kafka's message limit in total, so no partition's record batch
   // in them can pass it (each caller's own messages are already cut to fit).

@@ -23,7 +23,7 @@ export const DEFAULTS: Settings = {
   links: {
     database: { connectTimeoutMs: 5_000, queryTimeoutMs: 35_000, keepAliveIdleMs: 5_000 },
     kafka: { connectionTimeoutMs: 5_000, authenticationTimeoutMs: 10_000, requestTimeoutMs: 15_000, keepAliveIdleMs: 5_000, brokerRoutes: {} },
-    health: { intervalMs: 2_000, timeoutMs: 5_000, failures: 2 },
+    health: { intervalMs: 2_000, timeoutMs: 5_000, failures: 3, failingForMs: 10_000 },
   },
   kafka: {
     brokers: ['localhost:9092'],

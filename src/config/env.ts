@@ -66,6 +66,7 @@ const settings = z.object({
   HEALTH_CHECK_INTERVAL_MS: durationMs.optional(),
   HEALTH_CHECK_TIMEOUT_MS: durationMs.optional(),
   HEALTH_CHECK_FAILURES: positiveInt.optional(),
+  HEALTH_CHECK_FAILING_FOR_MS: durationMs.optional(),
   /**
    * TLS to PostgreSQL for every connection the project opens (libpq's meanings, docs/managed-services.md):
    * added to each database URL that does not carry its own `sslmode`.
@@ -389,7 +390,7 @@ function optionsFromEnv(e: RawEnv, env: Record<string, string>, problems: string
         keepAliveIdleMs: e.KAFKA_KEEPALIVE_IDLE_MS,
         brokerRoutes: e.KAFKA_BROKER_ROUTES === undefined ? undefined : parseBrokerRoutes(e.KAFKA_BROKER_ROUTES),
       }),
-      health: defined({ intervalMs: e.HEALTH_CHECK_INTERVAL_MS, timeoutMs: e.HEALTH_CHECK_TIMEOUT_MS, failures: e.HEALTH_CHECK_FAILURES }),
+      health: defined({ intervalMs: e.HEALTH_CHECK_INTERVAL_MS, timeoutMs: e.HEALTH_CHECK_TIMEOUT_MS, failures: e.HEALTH_CHECK_FAILURES, failingForMs: e.HEALTH_CHECK_FAILING_FOR_MS }),
     }),
     kafka: defined({
       brokers: e.KAFKA_BROKERS?.split(',').map((b) => b.trim()).filter(Boolean),

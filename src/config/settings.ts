@@ -245,8 +245,11 @@ export interface LinkSettings {
     /** Advertised broker host:port → the host:port to connect to instead (a tunnel, a private endpoint, a fault proxy). */
     brokerRoutes: Record<string, string>;
   };
-  /** Relay and consumer workers probe their links this often, each probe bounded, and step aside after `failures` in a row. */
-  health: { intervalMs: number; timeoutMs: number; failures: number };
+  /**
+   * Relay and consumer workers probe their links this often, each probe bounded, and step aside
+   * once a link has failed `failures` probes in a row and has been failing for `failingForMs`.
+   */
+  health: { intervalMs: number; timeoutMs: number; failures: number; failingForMs: number };
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

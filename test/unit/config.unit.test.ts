@@ -145,7 +145,7 @@ describe('loadConfig', () => {
     const config = loadConfig({ KAFKA_BROKER_ROUTES: 'b-1.internal:9092=127.0.0.1:19001, b-2.internal:9092=127.0.0.1:19002', DATABASE_QUERY_TIMEOUT_MS: '20000' });
     assert.deepEqual(config.links.kafka.brokerRoutes, { 'b-1.internal:9092': '127.0.0.1:19001', 'b-2.internal:9092': '127.0.0.1:19002' });
     assert.equal(config.links.database.queryTimeoutMs, 20_000);
-    assert.deepEqual(config.links.health, { intervalMs: 2_000, timeoutMs: 5_000, failures: 2 });
+    assert.deepEqual(config.links.health, { intervalMs: 2_000, timeoutMs: 5_000, failures: 3, failingForMs: 10_000 });
     assert.throws(
       () => loadConfig({ KAFKA_BROKER_ROUTES: 'b-1.internal=127.0.0.1:19001' }),
       (err: unknown) => err instanceof ConfigError && err.problems.some((p) => p.includes('KAFKA_BROKER_ROUTES: "b-1.internal=127.0.0.1:19001"')),

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { runNetworkSoak } from './network-soak';
+import { runNetworkSoak, type NetworkSoakResult } from './network-soak';
 import { RESULTS_DIR, renderTable, writeTable } from './network-table';
 
 const FULL = { minutes: 30 };
@@ -18,18 +18,23 @@ export async function runNetworkSoakCommand(opts: { minutes: number; faults: num
   const log = (m: string) => process.stdout.write(`[network soak] ${m}\n`);
   try {
     log(`the gray-failure matrix for ≥ ${opts.minutes} min and ≥ ${opts.faults} faults (at most ${maxMinutes} min), seed ${seed}`);
-    const result = await runNetworkSoak({ ...opts, maxMinutes, seed, log });
     // A run asked for the full length is the one the docs show, with however many faults it managed.
     const full = opts.minutes >= FULL.minutes;
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     const name = full ? 'network-soak' : 'network-soak-short';
-    fs.writeFileSync(path.join(RESULTS_DIR, `${name}.json`), `${JSON.stringify({ command: `npm run soak -- --network --minutes ${opts.minutes} --faults ${opts.faults} --max-minutes ${maxMinutes} --seed ${seed}`, ...result }, null, 2)}\n`);
+    const command = `npm run soak -- --network --minutes ${opts.minutes} --faults ${opts.faults} --max-minutes ${maxMinutes} --seed ${seed}`;
+    // Written after every fault (complete: false until the end), so a run that is killed still
+    // leaves its figures; the docs table is written only from a completed run.
+    const save = (result: NetworkSoakResult) => {
+      fs.writeFileSync(path.join(RESULTS_DIR, `${name}.json`), `${JSON.stringify({ command, ...result }, null, 2)}\n`);
+      fs.writeFileSync(path.join(RESULTS_DIR, `${name}.md`), `# Network soak${full ? ': the gray-failure matrix' : ' (short run)'}\n\n${renderTable(result)}\n`);
+    };
+    const result = await runNetworkSoak({ ...opts, maxMinutes, seed, log, progress: save });
     if (full) writeTable(result);
-    else fs.writeFileSync(path.join(RESULTS_DIR, `${name}.md`), `# Network soak (short run)\n\n${renderTable(result)}\n`);
     process.stdout.write(`${renderTable(result)}\n`);
-    log(`saved tools/soak/results/${name}.json${full ? ', network-soak.md and the table in docs/guarantees.md' : ` and ${name}.md`}`);
+    log(`saved tools/soak/results/${name}.json and ${name}.md${full ? ', and the table in docs/guarantees.md' : ''}`);
     const missed = result.runs.filter((r) => r.missed.length > 0).length;
-    const { lost, doubleApplied, keysOutOfOrder, drained } = result.final;
+    const { lost, doubleApplied, keysOutOfOrder, drained } = result.final!;
     if (lost || doubleApplied || keysOutOfOrder || !drained || missed) process.exitCode = 1;
   } catch (err) {
     process.stderr.write(`network soak failed: ${(err as Error).stack ?? String(err)}\n`);

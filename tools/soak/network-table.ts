@@ -25,10 +25,42 @@ const spread = (xs: (number | null)[]) => {
   return `${seconds(median(measured))} / ${seconds(Math.max(...measured))}${unmeasured ? ` (+${unmeasured} not measured)` : ''}`;
 };
 
+/** The run's headline: its length, the load, and what the final count found (or that it is still going). */
+function headline(result: NetworkSoakResult): string {
+  const { final } = result;
+  const load = result.loadAverage;
+  const run = `Measured by \`npm run soak -- --network\` (seed ${result.seed}), ${result.startedAt.slice(0, 16).replace('T', ' ')}–${result.finishedAt.slice(11, 16)} UTC: ${result.faults} faults in ${(result.seconds / 60).toFixed(1)} minutes${result.errors.length ? ` (and ${result.errors.length} cells that could not run: the pipeline did not settle before them)` : ''}, on the shared 2-core machine (${load.cores} cores seen; 1-minute load average ${load.min}–${load.max}, mean ${load.mean}, ${load.atStart ?? '?'} at the start and ${load.atEnd ?? '?'} at the end).`;
+  const count = final
+    ? ` At the end, over all ${final.events} events: lost ${final.lost}, double-applied ${final.doubleApplied}, keys with first deliveries out of order ${final.keysOutOfOrder}, repeats on the topic ${final.repeats}${final.drained ? '' : ', and the pipeline did NOT drain'}.`
+    : ' The run had not finished when these figures were written: lost, double-applied and order are counted at its end.';
+  const exits = (result.workerExits ?? []).map((e) => `${e.worker} (pid ${e.pid}) at ${e.at.slice(11, 19)}, code ${e.code}, signal ${e.signal}`);
+  return `${run}${count} Step-asides of the workers whose links were never broken (busy, on a loaded machine): relay ${result.healthyStepAsides.relay}, consumer ${result.healthyStepAsides.consumer}.${exits.length ? ` Worker processes that EXITED during the run: ${exits.join('; ')}.` : ''}`;
+}
+
+/** Worst takeover and rejoin per worker kind and fault, and every miss with its cell and time. */
+export function renderSummary(result: NetworkSoakResult): string {
+  const lines = ['| worker | fault | runs | worst takeover | worst rejoin | missed |', '|---|---|---|---|---|---|'];
+  const worst = (xs: (number | null)[]) => (xs.some((x) => x === null) ? 'not measured' : xs.length ? seconds(Math.max(...(xs as number[]))) : '—');
+  for (const kind of [...new Set(allCells().map((c) => c.kind))]) {
+    for (const fault of FAULTS) {
+      const runs = result.runs.filter((r) => r.kind === kind && r.fault === fault);
+      if (runs.length === 0) continue;
+      lines.push(`| ${kind} | ${fault} | ${runs.length} | ${worst(runs.map((r) => r.takeoverMs))} | ${worst(runs.map((r) => r.rejoinMs))} | ${runs.filter((r) => r.missed.length).length} |`);
+    }
+  }
+  const misses = result.runs.filter((r) => r.missed.length > 0);
+  lines.push('', misses.length === 0 ? 'Misses: none.' : `Misses (${misses.length}):`);
+  for (const r of misses) {
+    const overlap = 'overlapping' in r && Array.isArray(r.overlapping) && r.overlapping.length ? `; other faults on at its start: ${(r.overlapping as string[]).join(', ')}` : '';
+    lines.push(`- ${r.startedAt.slice(11, 19)} ${r.cell}: ${r.missed.join(', ')} (held ${seconds(r.heldMs)}, stepped aside at ${r.stepAsideMs === null ? '-' : seconds(r.stepAsideMs)}${overlap})`);
+  }
+  return lines.join('\n');
+}
+
 /** The per-cell table (markdown) with the run's figures. */
 export function renderTable(result: NetworkSoakResult): string {
   const lines = [
-    `Measured by \`npm run soak -- --network\` (seed ${result.seed}), ${result.startedAt.slice(0, 16).replace('T', ' ')}–${result.finishedAt.slice(11, 16)} UTC: ${result.faults} faults in ${(result.seconds / 60).toFixed(1)} minutes, on the shared 2-core machine (${result.loadAverage.cores} cores seen; 1-minute load average ${result.loadAverage.min}–${result.loadAverage.max}, mean ${result.loadAverage.mean}). At the end, over all ${result.final.events} events: lost ${result.final.lost}, double-applied ${result.final.doubleApplied}, keys with first deliveries out of order ${result.final.keysOutOfOrder}, repeats on the topic ${result.final.repeats}${result.final.drained ? '' : ', and the pipeline did NOT drain'}. Step-asides of the workers whose links were never broken (busy, on a loaded machine): relay ${result.healthyStepAsides.relay}, consumer ${result.healthyStepAsides.consumer}.`,
+    headline(result),
     '',
     `Takeover bound ${seconds(result.bounds.takeoverMs + result.bounds.batchMs)} (60 s + a batch); rejoin bound ${seconds(result.bounds.rejoinMs)} (relay, consumer), a retention run completed within ${seconds(result.bounds.retentionResumeMs)} of the heal (retention). Figures: median / max over the cell's runs.`,
     '',
@@ -48,6 +80,7 @@ export function renderTable(result: NetworkSoakResult): string {
     );
   }
   lines.push('', 'Faults: ' + FAULTS.map((f) => `${f}: ${FAULT_MEANING[f]}`).join('; ') + '.');
+  lines.push('', 'Per worker kind and fault:', '', renderSummary(result));
   return lines.join('\n');
 }
 

@@ -14,6 +14,19 @@ const STEP_ASIDE = 'a link failed its health check: stepping aside until it answ
 export interface CellTiming {
   /** The fault stays at least this long (and at least until the takeover or its bound). */
   holdMs: number;
+  /**
+   * Before the fault, also wait for the backlog to be young (under 5 s). Default true; the soak
+   * turns it off while another worker's fault is on (its backlog is that fault's to clear, within
+   * that fault's own bound, which ends no later than this one's).
+   */
+  youngBacklog?: () => boolean;
+  /** How long the cell waits for the pipeline to be in step before the fault (default 3 minutes). */
+  settleMs?: number;
+  /** How long a cell keeps measuring past a bound (default 60 s). */
+  measurePastBoundMs?: number;
+  /** Told when the fault is on, and when it is healed. */
+  onFault?: () => void;
+  onHealed?: () => void;
 }
 
 export interface CellResult {
@@ -55,8 +68,10 @@ export async function runCell(rig: GrayRig, cell: Cell, timing: CellTiming, log:
   const backlog = new Backlog(rig.db.pool);
   const worker = rig.faulty(cell.kind);
   const link = rig.links.get(cell.kind)![cell.service];
-  await inStep(rig, backlog, cell);
+  await inStep(rig, backlog, cell, timing.youngBacklog ?? (() => true), timing.settleMs ?? 180_000);
+  const measurePast = timing.measurePastBoundMs ?? MEASURE_PAST_BOUND_MS;
   const lastId = await backlog.newestId();
+  timing.onFault?.();
   await inject(link, cell.fault);
   const faultAt = Date.now();
   const startedAt = new Date(faultAt).toISOString();
@@ -73,7 +88,7 @@ export async function runCell(rig: GrayRig, cell: Cell, timing: CellTiming, log:
   const watchMoved = async () => {
     if (cell.kind === 'relay' && movedMs === null && !(await holdsWork(rig, cell))) movedMs = Date.now() - faultAt;
   };
-  while (Date.now() - faultAt < takeoverBound + MEASURE_PAST_BOUND_MS) {
+  while (Date.now() - faultAt < takeoverBound + measurePast) {
     await watchMoved();
     const oldest = await sample();
     if (!oldest || oldest.id > lastId) {
@@ -92,17 +107,18 @@ export async function runCell(rig: GrayRig, cell: Cell, timing: CellTiming, log:
   const stepAsideMs = stepAsideLine === undefined ? null : logTime(stepAsideLine) - faultAt;
   const holdsWorkBeforeHeal = await holdsWork(rig, cell);
   await link.heal({ oldConnections: HEAL[cell.fault] });
+  timing.onHealed?.();
   const healAt = Date.now();
   const heldMs = healAt - faultAt;
   log(`${cellName(cell)}: healed after ${heldMs} ms (takeover ${takeoverMs ?? 'not measured'} ms, stepped aside at ${stepAsideMs ?? '-'} ms, shards off it at ${movedMs ?? '-'} ms)`);
   const rejoinBound = cell.kind === 'retention' ? BOUNDS.retentionResumeMs : BOUNDS.rejoinMs;
   let rejoinMs: number | null = null;
   if (cell.kind === 'retention') {
-    rejoinMs = await retentionRunCompletes(rig, rejoinBound + MEASURE_PAST_BOUND_MS, sample);
+    rejoinMs = await retentionRunCompletes(rig, rejoinBound + measurePast, sample);
   } else if (holdsWorkBeforeHeal && !steppedAside) {
     rejoinMs = 0;
   } else {
-    while (Date.now() - healAt < rejoinBound + MEASURE_PAST_BOUND_MS) {
+    while (Date.now() - healAt < rejoinBound + measurePast) {
       await sample();
       if (await holdsWork(rig, cell, healAt)) {
         rejoinMs = Date.now() - healAt;
@@ -112,10 +128,10 @@ export async function runCell(rig: GrayRig, cell: Cell, timing: CellTiming, log:
     }
   }
   const missed: string[] = [];
-  if (takeoverMs === null || takeoverMs > takeoverBound) missed.push(`takeover ${takeoverMs ?? `> ${takeoverBound + MEASURE_PAST_BOUND_MS}`} ms (bound ${takeoverBound} ms)`);
-  if (rejoinMs === null || rejoinMs > rejoinBound) missed.push(`rejoin ${rejoinMs ?? `> ${rejoinBound + MEASURE_PAST_BOUND_MS}`} ms (bound ${rejoinBound} ms)`);
+  if (takeoverMs === null || takeoverMs > takeoverBound) missed.push(`takeover ${takeoverMs ?? `> ${takeoverBound + measurePast}`} ms (bound ${takeoverBound} ms)`);
+  if (rejoinMs === null || rejoinMs > rejoinBound) missed.push(`rejoin ${rejoinMs ?? `> ${rejoinBound + measurePast}`} ms (bound ${rejoinBound} ms)`);
   log(`${cellName(cell)}: rejoin ${rejoinMs ?? 'not measured'} ms, worst delay ${worstDelayMs} ms${missed.length ? `; MISSED ${missed.join(', ')}` : ''}`);
-  const workerLog = missed.length === 0 ? undefined : worker.lines().filter((l) => logTime(l) >= faultAt && !l.includes('sdkComponent') && !l.includes('batch applied')).slice(-20).map((l) => `${logTime(l) - faultAt} ms: ${/"msg":"([^"]*)"/.exec(l)?.[1] ?? l.slice(0, 200)}`);
+  const workerLog = missed.length === 0 ? undefined : worker.lines().filter((l) => logTime(l) >= faultAt && !l.includes('sdkComponent') && !l.includes('batch applied')).slice(-20).map((l) => `${logTime(l) - faultAt} ms: ${/"msg":"([^"]*)"/.exec(l)?.[1] ?? l.slice(0, 200)}${startTimes(l)}`);
   return { cell: cellName(cell), ...cell, heal: HEAL[cell.fault], startedAt, takeoverMs, worstDelayMs, steppedAside, stepAsideMs, movedMs, rejoinMs, heldMs, missed, ...(workerLog ? { workerLog } : {}) };
 }
 
@@ -133,17 +149,18 @@ function inject(link: FaultLink, fault: Cell['fault']) {
 }
 
 /**
- * Before a fault: the backlog young (under 5 s) and the faulty worker holding work, so the cell
- * measures a takeover of real work. Waits at most 3 minutes (a previous cell's rejoin settling).
+ * Before a fault: the backlog young (under 5 s, when `youngBacklog()` asks for it) and the faulty
+ * worker holding work, so the cell measures a takeover of real work. Waits at most `settleMs` (a
+ * previous cell's rejoin settling).
  */
-async function inStep(rig: GrayRig, backlog: Backlog, cell: Cell) {
-  const deadline = Date.now() + 180_000;
+async function inStep(rig: GrayRig, backlog: Backlog, cell: Cell, youngBacklog: () => boolean, settleMs: number) {
+  const deadline = Date.now() + settleMs;
   while (Date.now() < deadline) {
-    const oldest = await backlog.oldestUnapplied().catch(() => undefined);
-    if ((oldest?.ageMs ?? 0) < 5_000 && (cell.kind === 'retention' || (await holdsWork(rig, cell)))) return;
+    const young = !youngBacklog() || ((await backlog.oldestUnapplied().catch(() => undefined))?.ageMs ?? 0) < 5_000;
+    if (young && (cell.kind === 'retention' || (await holdsWork(rig, cell)))) return;
     await sleep(POLL_MS);
   }
-  throw new Error(`${cellName(cell)}: the pipeline did not settle within 3 minutes before the fault`);
+  throw new Error(`${cellName(cell)}: the pipeline did not settle within ${Math.round(settleMs / 1000)} s before the fault`);
 }
 
 /** The faulty worker holds work: a relay a shard, a consumer partitions (joined after `since`, when given). */
@@ -180,6 +197,13 @@ async function retentionRunCompletes(rig: GrayRig, withinMs: number, whileWaitin
     await result;
   }
   return succeeded ? Date.now() - started : null;
+}
+
+/** A relay membership's start figures (workers/relay.worker.ts), where the line has them: what a slow rejoin spent. */
+function startTimes(line: string): string {
+  const started = /"startedInMs":(\d+)/.exec(line)?.[1];
+  const links = /"linksInMs":(\d+)/.exec(line)?.[1];
+  return started === undefined ? '' : ` (started in ${started} ms, its links in ${links ?? '?'} ms)`;
 }
 
 function logTime(line: string): number {
