@@ -132,24 +132,39 @@ export function postgresProbe(database: string | ClientConfig, timeoutMs: number
 }
 
 /**
- * Kafka: a new admin client and the topic's metadata, through the worker's own client settings
- * (and routes). New, like the PostgreSQL probe: a long-lived client keeps the connections a heal
- * left dead and waits on them until its silence check drops them (25 s), which would hold a
- * healed worker out that long. A client whose probe failed is let go without waiting (its
- * disconnect would wait on the dead link).
+ * Kafka: the topic's metadata through the probe's own admin client, with the worker's own client
+ * settings (and routes). Kept between rounds while it answers and let go at the first failure,
+ * as for PostgreSQL: while the link is down every round connects a new one, so a heal is seen at
+ * the next round instead of after the old client's silence check drops its dead connections
+ * (25 s). A client whose probe failed is let go without waiting (its disconnect would wait on the
+ * dead link).
  */
 export function kafkaProbe(kafka: Kafka, topic: string): LinkProbe {
-  return async () => {
-    const admin: Admin = kafka.admin({ retry: { retries: 0 } });
+  let kept: Admin | undefined;
+  let closed = false;
+  const probe: LinkProbe = async () => {
+    let admin = kept;
+    kept = undefined;
     try {
-      await admin.connect();
+      if (!admin) {
+        admin = kafka.admin({ retry: { retries: 0 } });
+        await admin.connect();
+      }
       await admin.fetchTopicMetadata({ topics: [topic] });
     } catch (err) {
-      void admin.disconnect().catch(() => undefined);
+      if (admin) void admin.disconnect().catch(() => undefined);
       throw err;
     }
-    await admin.disconnect();
+    if (closed) await admin.disconnect().catch(() => undefined);
+    else kept = admin;
   };
+  probe.close = async () => {
+    closed = true;
+    const admin = kept;
+    kept = undefined;
+    await admin?.disconnect().catch(() => undefined);
+  };
+  return probe;
 }
 
 /**
