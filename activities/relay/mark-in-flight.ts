@@ -11,6 +11,10 @@ export class MarkInFlight {
   }
 
   start(ids: number[], done: Promise<void>): void {
+    // The mark is awaited only at `finish`, after the next batch's poll and send: a mark that
+    // fails before then would be a rejection nobody handles yet, which ends the worker process
+    // (Node's default). Noted here; `finish` still sees the failure and ends the session with it.
+    done.catch(() => undefined);
     this.marking = { ids, done };
   }
 

@@ -39,6 +39,16 @@ export class RelayWorkerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
+    // A long run (the network soak) can keep each worker's whole output in files, to see after
+    // the fact why one stopped: OUTBOX_TEST_WORKER_LOG_DIR names the directory.
+    const logDir = process.env.OUTBOX_TEST_WORKER_LOG_DIR;
+    if (logDir) {
+      fs.mkdirSync(logDir, { recursive: true });
+      const file = fs.createWriteStream(path.join(logDir, `relay-${this.child.pid}.log`));
+      this.child.stdout!.on('data', (d: Buffer) => file.write(d));
+      this.child.stderr!.on('data', (d: Buffer) => file.write(d));
+      this.child.once('exit', (code, signal) => file.end(`[exit] code ${code} signal ${signal}\n`));
+    }
     this.child.stdout!.on('data', (d: Buffer) => {
       const lines = (this.stdoutTail + d.toString()).split('\n');
       this.stdoutTail = lines.pop()!;
