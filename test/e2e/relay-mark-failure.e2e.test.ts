@@ -3,7 +3,7 @@ import type { Client, Connection } from '@temporalio/client';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
 import { createTestTopic } from '../kit/kafka';
-import { RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
+import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
 
@@ -56,6 +56,9 @@ describe('relay: a mark that fails while the next batch is being sent', function
     while (Date.now() < until && worker.child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 250));
     assert.equal(worker.child.exitCode, null, `the relay worker exited (code ${worker.child.exitCode}, signal ${worker.child.signalCode}):\n${worker.stderr.slice(-3000)}`);
     assert.equal(worker.child.signalCode, null);
+    // What the window went through: batches sent, and not one of their marks let through.
+    assert.ok((await readWholeTopic(topic.topic)).length >= 20, 'at least two batches sent while marks were refused');
+    assert.equal(await unpublished(), 200, 'every mark refused');
 
     await db.pool.query('GRANT UPDATE (published_at) ON temporal_outbox.outbox_events TO outbox_relay, temporal_outbox_relay');
     await eventually('every row marked published', async () => (await unpublished()) === 0, 90_000);
