@@ -31,6 +31,18 @@ describe('a non-default library schema, end to end', function () {
     db = await createTestDatabase({ migrated: false });
     await migrate(db.url, { schema: SCHEMA, keyField: 'account_id' });
     await migrateExample(db.url);
+    // As a service that puts the library in a schema of its own does (docs/managed-services.md):
+    // its worker logins hold that schema's roles (the local stack's hold temporal_outbox_*), and
+    // the example's tables are granted to them (its migrations grant to the default schema's).
+    await db.pool.query(`DO $$ DECLARE c text; BEGIN
+      FOREACH c IN ARRAY ARRAY['relay', 'consumer', 'retention'] LOOP
+        IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'outbox_' || c || '_worker') THEN
+          EXECUTE format('GRANT %I TO %I', '${SCHEMA}_' || c, 'outbox_' || c || '_worker');
+        END IF;
+      END LOOP;
+    END $$`);
+    await db.pool.query(`GRANT SELECT, UPDATE (balance, updated_at) ON accounts TO ${SCHEMA}_consumer`);
+    await db.pool.query(`GRANT SELECT, INSERT ON payments_credit_ledger TO ${SCHEMA}_consumer`);
     topic = await createTestTopic(3);
     temporal = await testTemporalClient();
   });
