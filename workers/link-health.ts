@@ -119,7 +119,8 @@ export function postgresProbe(database: string | ClientConfig, timeoutMs: number
       if (client) destroy(client);
       throw err;
     }
-    if (closed) await client.end().catch(() => undefined);
+    // A round that answered after its timeout finds a newer connection kept: it closes its own.
+    if (closed || kept) await client.end().catch(() => undefined);
     else kept = client;
   };
   probe.close = async () => {
@@ -155,7 +156,7 @@ export function kafkaProbe(kafka: Kafka, topic: string): LinkProbe {
       if (admin) void admin.disconnect().catch(() => undefined);
       throw err;
     }
-    if (closed) await admin.disconnect().catch(() => undefined);
+    if (closed || kept) await admin.disconnect().catch(() => undefined);
     else kept = admin;
   };
   probe.close = async () => {
@@ -188,7 +189,7 @@ export function temporalProbe(config: Config, timeoutMs: number): LinkProbe {
       await connection?.close().catch(() => undefined);
       throw err;
     }
-    if (closed) await connection.close().catch(() => undefined);
+    if (closed || kept) await connection.close().catch(() => undefined);
     else kept = connection;
   };
   probe.close = async () => {
