@@ -4,6 +4,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../src/config/env';
+import { keptConnectionProbe } from './kept-connection-probe';
 
 /**
  * One dependency's probe: resolves when the link works, rejects (or outlasts the timeout) when not.
@@ -86,13 +87,8 @@ async function bounded(probe: LinkProbe, timeoutMs: number): Promise<string | un
 }
 
 /**
- * PostgreSQL: `SELECT 1` on the probe's own connection, not a pooled one, so it is never stuck
- * behind the pool's busy connections. The connection is kept between rounds while it answers and
- * dropped at the first failure, so the next round (and every round while the link is down) tries
- * a new one: a heal that left the old connections dead counts as healed as soon as a new one
- * works, and a dead link fails the same rounds, within the same bounds, as with a new connection
- * each time. Keeping it matters: a new connection every round (a backend started, SCRAM, torn
- * down) cost the relay its wake-up latency at a trickle (docs/measurements/relay-log.md).
+ * PostgreSQL: `SELECT 1` on the probe's own connection (kept while it answers:
+ * keptConnectionProbe), not a pooled one, so it is never stuck behind the pool's busy connections.
  */
 export function postgresProbe(database: string | ClientConfig, timeoutMs: number): LinkProbe {
   const options: ClientConfig = {
@@ -103,100 +99,60 @@ export function postgresProbe(database: string | ClientConfig, timeoutMs: number
   };
   // A client stuck on a dead link would wait for its goodbye: its socket is dropped instead.
   const destroy = (client: Client) => (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-  let kept: Client | undefined;
-  let closed = false;
-  const probe: LinkProbe = async () => {
-    let client = kept;
-    kept = undefined;
-    try {
-      if (!client) {
-        client = new Client(options);
-        client.on('error', () => undefined);
+  return keptConnectionProbe<Client>({
+    open: async () => {
+      const client = new Client(options);
+      client.on('error', () => undefined);
+      try {
         await client.connect();
+      } catch (err) {
+        destroy(client);
+        throw err;
       }
-      await client.query('SELECT 1');
-    } catch (err) {
-      if (client) destroy(client);
-      throw err;
-    }
-    // A round that answered after its timeout finds a newer connection kept: it closes its own.
-    if (closed || kept) await client.end().catch(() => undefined);
-    else kept = client;
-  };
-  probe.close = async () => {
-    closed = true;
-    const client = kept;
-    kept = undefined;
-    await client?.end().catch(() => undefined);
-  };
-  return probe;
+      return client;
+    },
+    check: (client) => client.query('SELECT 1'),
+    discard: destroy,
+    release: (client) => client.end(),
+  });
 }
 
 /**
- * Kafka: the topic's metadata through the probe's own admin client, with the worker's own client
- * settings (and routes). Kept between rounds while it answers and let go at the first failure,
- * as for PostgreSQL: while the link is down every round connects a new one, so a heal is seen at
- * the next round instead of after the old client's silence check drops its dead connections
- * (25 s). A client whose probe failed is let go without waiting (its disconnect would wait on the
- * dead link).
+ * Kafka: the topic's metadata through the probe's own admin client (kept while it answers:
+ * keptConnectionProbe), with the worker's own client settings (and routes). A long-lived client
+ * would keep the connections a heal left dead and wait on them until its silence check drops
+ * them (25 s); a failed one is let go without waiting (its disconnect would wait on the dead link).
  */
 export function kafkaProbe(kafka: Kafka, topic: string): LinkProbe {
-  let kept: Admin | undefined;
-  let closed = false;
-  const probe: LinkProbe = async () => {
-    let admin = kept;
-    kept = undefined;
-    try {
-      if (!admin) {
-        admin = kafka.admin({ retry: { retries: 0 } });
+  const letGo = (admin: Admin) => void admin.disconnect().catch(() => undefined);
+  return keptConnectionProbe<Admin>({
+    open: async () => {
+      const admin = kafka.admin({ retry: { retries: 0 } });
+      try {
         await admin.connect();
+      } catch (err) {
+        letGo(admin);
+        throw err;
       }
-      await admin.fetchTopicMetadata({ topics: [topic] });
-    } catch (err) {
-      if (admin) void admin.disconnect().catch(() => undefined);
-      throw err;
-    }
-    if (closed || kept) await admin.disconnect().catch(() => undefined);
-    else kept = admin;
-  };
-  probe.close = async () => {
-    closed = true;
-    const admin = kept;
-    kept = undefined;
-    await admin?.disconnect().catch(() => undefined);
-  };
-  return probe;
+      return admin;
+    },
+    check: (admin) => admin.fetchTopicMetadata({ topics: [topic] }),
+    discard: letGo,
+    release: (admin) => admin.disconnect(),
+  });
 }
 
 /**
- * Temporal: GetSystemInfo on the probe's own connection, kept between rounds while it answers and
- * replaced after any failure, as for PostgreSQL: while the link is down every round opens a new
- * one, so a heal that leaves the worker's own HTTP/2 connection dead still counts as healed, and
- * the SDK's own keepalive (up to 45 s to drop a silent connection, longer than the takeover
- * bound) is never waited for: the call has its deadline.
+ * Temporal: GetSystemInfo on the probe's own connection (kept while it answers:
+ * keptConnectionProbe), so a heal that leaves the worker's own HTTP/2 connection dead still counts
+ * as healed, and the SDK's own keepalive (up to 45 s to drop a silent connection, longer than the
+ * takeover bound) is never waited for: the call has its deadline.
  */
 export function temporalProbe(config: Config, timeoutMs: number): LinkProbe {
-  let kept: NativeConnection | undefined;
-  let closed = false;
-  const probe: LinkProbe = async () => {
-    let connection = kept;
-    kept = undefined;
-    try {
-      connection ??= await NativeConnection.connect(temporalConnectionOptions(config, { connectTimeout: timeoutMs }));
-      const open = connection;
-      await open.withDeadline(Date.now() + timeoutMs, () => open.workflowService.getSystemInfo({}));
-    } catch (err) {
-      await connection?.close().catch(() => undefined);
-      throw err;
-    }
-    if (closed || kept) await connection.close().catch(() => undefined);
-    else kept = connection;
-  };
-  probe.close = async () => {
-    closed = true;
-    const connection = kept;
-    kept = undefined;
-    await connection?.close().catch(() => undefined);
-  };
-  return probe;
+  return keptConnectionProbe<NativeConnection>({
+    open: () => NativeConnection.connect(temporalConnectionOptions(config, { connectTimeout: timeoutMs })),
+    check: (connection) => connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({})),
+    discard: (connection) => connection.close(),
+    release: (connection) => connection.close(),
+  });
 }
