@@ -29,7 +29,7 @@ import {
 import { cachePaths, loadStackConfig, localStackEnv, stackDown, stackUp, workerTargets, type ServiceName } from '../../../tools/local-stack';
 import { exampleConsumerEntry, exampleRetentionEntry } from '../worker-entries';
 import { ensureSchemaRegistry, localSchemaRegistryUrl, stopSchemaRegistry } from '../../../tools/local-stack';
-import { countShipments, describeOneShipment, registerShipmentSchema, registryDemoEnv, shipOneDemoOrder, SHIPMENTS_TOPIC } from './registry-shipments';
+import { countShipments, describeOneShipment, registerShipmentSchema, registryDemoEnv, shipmentsTopicOf, shipOneDemoOrder, SHIPMENTS_TOPIC } from './registry-shipments';
 
 /** Shipments a second with --with-registry: enough to see them flow beside the payments. */
 const SHIPMENT_RATE = 2;
@@ -69,6 +69,7 @@ async function runDemo(opts: DemoOptions): Promise<number> {
   let registryStarted = false;
   if (config.database.url === undefined) throw new Error('DATABASE_URL is not set');
   const pool = createPool(config.database.url, { schema: config.database.schema });
+  const shipmentsTopic = shipmentsTopicOf(config.kafka.routes);
   // The first Ctrl-C (or SIGTERM, or the terminal closing) stops the traffic and waits for the
   // pipeline to drain; a second one stops waiting. Either way the workers and the services this
   // demo started are stopped before it exits (its workers do not hear Ctrl-C themselves). One
@@ -94,9 +95,9 @@ async function runDemo(opts: DemoOptions): Promise<number> {
       const registryStart = Date.now();
       registryStarted = await ensureSchemaRegistry(config, cachePaths(config.local.cacheDir), say);
       const registryUrl = localSchemaRegistryUrl(config.local.schemaRegistryPort);
-      const schemaId = await registerShipmentSchema(registryUrl);
-      registryEnv = registryDemoEnv(registryUrl);
-      say(`Schema Registry ready in ${((Date.now() - registryStart) / 1000).toFixed(1)} s: order_shipped goes to ${SHIPMENTS_TOPIC} in Avro (subject ${SHIPMENTS_TOPIC}-value, schema id ${schemaId})`);
+      const schemaId = await registerShipmentSchema(registryUrl, shipmentsTopic);
+      registryEnv = registryDemoEnv(registryUrl, shipmentsTopic, { routes: config.kafka.routes, registryTopics: config.kafka.schemaRegistry?.topics ?? {} });
+      say(`Schema Registry ready in ${((Date.now() - registryStart) / 1000).toFixed(1)} s: order_shipped goes to ${shipmentsTopic} in Avro (subject ${shipmentsTopic}-value, schema id ${schemaId})`);
     }
     const setup = await setUp(config, { keyField: EXAMPLE_KEY_FIELD });
     const exampleMigrations = await migrateExample(config.database.url);
@@ -130,7 +131,7 @@ async function runDemo(opts: DemoOptions): Promise<number> {
     say(`confirming ${opts.rate} payments/s${opts.duration ? ` for ${opts.duration} s` : ' until Ctrl-C'}`);
 
     if (opts.duration) setTimeout(() => stop.abort(), opts.duration * 1000).unref();
-    if (opts.withRegistry) say(`and shipping ${SHIPMENT_RATE} orders/s (order_shipped, Avro through the registry on ${SHIPMENTS_TOPIC})`);
+    if (opts.withRegistry) say(`and shipping ${SHIPMENT_RATE} orders/s (order_shipped, Avro through the registry on ${shipmentsTopic})`);
     const shipmentsLine = async () => (opts.withRegistry ? ` | shipments recorded ${await countShipments(pool)} (decoded from Avro through the registry)` : '');
     const ticker = setInterval(() => void Promise.all([readPipelineStats(pool), shipmentsLine()]).then(([s, shipped]) => say(line(s) + shipped)).catch(() => undefined), 5000);
     const [sent, shipped] = await Promise.all([
@@ -140,7 +141,7 @@ async function runDemo(opts: DemoOptions): Promise<number> {
     clearInterval(ticker);
     say(`traffic stopped after ${sent} payments${opts.withRegistry ? ` and ${shipped} shipments` : ''}; waiting for the pipeline to drain`);
     const ok = await drained(pool, say, giveUpDraining.signal);
-    return ok && (!opts.withRegistry || (await shipmentsApplied(pool, config.kafka.brokers, say))) ? 0 : 1;
+    return ok && (!opts.withRegistry || (await shipmentsApplied(pool, config.kafka.brokers, shipmentsTopic, say))) ? 0 : 1;
   } finally {
     await stopChildWorkers(workers);
     await pool.end();
@@ -149,8 +150,8 @@ async function runDemo(opts: DemoOptions): Promise<number> {
   }
 }
 
-/** Every shipment enqueued is recorded by the consumer (each was Avro on the topic), and what one looks like there. */
-async function shipmentsApplied(pool: import('pg').Pool, brokers: string[], say: (m: string) => void): Promise<boolean> {
+/** Every shipment enqueued is recorded by the consumer, and one on the topic is in the registry's wire format (what it looks like is shown). */
+async function shipmentsApplied(pool: import('pg').Pool, brokers: string[], topic: string, say: (m: string) => void): Promise<boolean> {
   const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE event_type = 'order_shipped' AND parked_at IS NULL`);
   const deadline = Date.now() + 60_000;
   let recorded = await countShipments(pool);
@@ -158,9 +159,10 @@ async function shipmentsApplied(pool: import('pg').Pool, brokers: string[], say:
     await new Promise((r) => setTimeout(r, 1000));
     recorded = await countShipments(pool);
   }
-  say(`a shipment on ${SHIPMENTS_TOPIC}: ${await describeOneShipment(new Kafka({ clientId: 'demo-shipment-peek', brokers, logLevel: 0 }))}`);
+  const shown = await describeOneShipment(new Kafka({ clientId: 'demo-shipment-peek', brokers, logLevel: 0 }), topic);
+  say(`a shipment on ${topic}: ${shown.text}`);
   say(`${recorded} of ${rows[0]!.n} shipments recorded by the consumer, each decoded through the registry`);
-  return recorded === rows[0]!.n;
+  return shown.framed && recorded === rows[0]!.n;
 }
 
 function line(s: PipelineStats): string {

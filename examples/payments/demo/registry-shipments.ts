@@ -11,6 +11,11 @@ import { OrderShipped, ORDER_SHIPPED } from '../../shipping/order-shipped-event'
 
 export const SHIPMENTS_TOPIC = 'orders.events';
 
+/** Where the shipments go: orders.events, unless KAFKA_TOPIC_ROUTES already routes order_shipped elsewhere (a test runs on a topic of its own). */
+export function shipmentsTopicOf(routes: Readonly<Record<string, string>>): string {
+  return Object.hasOwn(routes, ORDER_SHIPPED) ? routes[ORDER_SHIPPED]! : SHIPMENTS_TOPIC;
+}
+
 /** order_shipped as an Avro record: every field of the payload, the envelope's included. */
 export const ORDER_SHIPPED_AVRO = {
   type: 'record',
@@ -19,19 +24,23 @@ export const ORDER_SHIPPED_AVRO = {
   fields: ['event_id', 'type', 'order_id', 'carrier', 'tracking_number', 'shipped_at'].map((name) => ({ name, type: 'string' })),
 };
 
-/** The workers' settings: order_shipped routed to its topic, that topic Avro through the registry, the consumer applying both types. */
-export function registryDemoEnv(registryUrl: string): Record<string, string> {
+/**
+ * The workers' settings: order_shipped routed to its topic, that topic Avro through the registry,
+ * the consumer applying both types. Routes and registry topics set in the environment are kept.
+ */
+export function registryDemoEnv(registryUrl: string, topic: string, kafka: { routes: Readonly<Record<string, string>>; registryTopics: Readonly<Record<string, string>> }): Record<string, string> {
+  const pairs = (entries: Record<string, string>) => Object.entries(entries).map(([k, v]) => `${k}=${v}`).join(',');
   return {
-    KAFKA_TOPIC_ROUTES: `${ORDER_SHIPPED}=${SHIPMENTS_TOPIC}`,
+    KAFKA_TOPIC_ROUTES: pairs({ ...kafka.routes, [ORDER_SHIPPED]: topic }),
     SCHEMA_REGISTRY_URL: registryUrl,
-    SCHEMA_REGISTRY_TOPICS: `${SHIPMENTS_TOPIC}=avro`,
+    SCHEMA_REGISTRY_TOPICS: pairs({ ...kafka.registryTopics, [topic]: 'avro' }),
     CONSUMER_HANDLERS: `payment_confirmed,${ORDER_SHIPPED}`,
   };
 }
 
 /** Registers the schema under the topic's subject, as a deployment step would (idempotent); returns its id. */
-export function registerShipmentSchema(registryUrl: string): Promise<number> {
-  return new SchemaRegistryClient({ url: registryUrl, requestTimeoutMs: 10_000 }).register(`${SHIPMENTS_TOPIC}-value`, JSON.stringify(ORDER_SHIPPED_AVRO), 'AVRO');
+export function registerShipmentSchema(registryUrl: string, topic: string): Promise<number> {
+  return new SchemaRegistryClient({ url: registryUrl, requestTimeoutMs: 10_000 }).register(`${topic}-value`, JSON.stringify(ORDER_SHIPPED_AVRO), 'AVRO');
 }
 
 /** One shipment: the typed order_shipped event in its own transaction. */
@@ -47,12 +56,12 @@ export async function countShipments(pool: Pool): Promise<number> {
   return rows[0]!.n;
 }
 
-/** The first message on the shipments topic, as bytes: the Confluent wire format's magic byte, schema id and Avro body. */
-export async function describeOneShipment(kafka: Kafka): Promise<string> {
+/** The first message on the shipments topic, as bytes: the Confluent wire format's magic byte, schema id and Avro body, or what it is instead. */
+export async function describeOneShipment(kafka: Kafka, topic: string): Promise<{ framed: boolean; text: string }> {
   const consumer = kafka.consumer({ groupId: `demo-shipment-peek-${crypto.randomUUID()}` });
   await consumer.connect();
   try {
-    await consumer.subscribe({ topic: SHIPMENTS_TOPIC, fromBeginning: true });
+    await consumer.subscribe({ topic, fromBeginning: true });
     const value = await new Promise<Buffer | null>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('no shipment on the topic within 30 s')), 30_000);
       void consumer.run({
@@ -62,9 +71,10 @@ export async function describeOneShipment(kafka: Kafka): Promise<string> {
         },
       });
     });
-    if (!value || value.length < 5) return 'an empty value';
+    if (!value || value.length < 5) return { framed: false, text: 'an empty value' };
     const head = [...value.subarray(0, 5)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
-    return `${value.length} bytes starting ${head}: magic byte 0, schema id ${value.readUInt32BE(1)}, then the Avro body (no JSON)`;
+    if (value[0] !== 0) return { framed: false, text: `${value.length} bytes starting ${head}: NOT the registry's wire format (no magic byte 0)` };
+    return { framed: true, text: `${value.length} bytes starting ${head}: magic byte 0, schema id ${value.readUInt32BE(1)}, then the Avro body (no JSON)` };
   } finally {
     await consumer.disconnect();
   }
