@@ -23,6 +23,7 @@ import { workflowCode } from './temporal-worker';
 import { onAbort, poolConnectionSettings, type WorkerOptions } from './worker-options';
 import type { EventCatalog } from '../src/events/catalog';
 import { loadEventCatalogModule } from '../src/asyncapi/load-source';
+import { registryEncoderFromConfig, schemaCatalogFromEvents } from '../src/formats/registry';
 
 // One relay worker: runs relay shard workflows, and the relay sessions of the shards placed on
 // it. Any number of these may run: each registers in outbox_relay_workers, the shards spread over
@@ -33,8 +34,10 @@ export interface RelayWorkerOptions extends WorkerOptions {
   /**
    * issue 34 (events): the service's event types (defineEventCatalog). Given, the relay parks a
    * row of a known type whose payload its schema refuses, with the schema's message, instead of
-   * publishing it; other rows are untouched. Unset: payloads are checked only for what every
-   * event needs (docs/events.md).
+   * publishing it; other rows are untouched; and with a Schema Registry, a `json-schema` topic
+   * carries the JSON Schema of each row's version, registered under its subject
+   * (schemaCatalogFromEvents). Unset: payloads are checked only for what every event needs
+   * (docs/events.md), and registry topics use each subject's latest schema.
    */
   events?: EventCatalog;
 }
@@ -66,6 +69,9 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
   // once; each later membership (after a step-aside) opens a new one (workers/relay-membership.ts).
   let firstConnection: NativeConnection | undefined;
   const samplers = observability.sampling ? startRelaySamplers(pool, config, logger) : undefined;
+  // With the service's types, registry topics carry the schemas they declare (registered, or found
+  // registered): one encoder for the process, so each schema is looked up once.
+  const schemaRegistry = options.events ? registryEncoderFromConfig(config, schemaCatalogFromEvents(options.events)) : undefined;
   try {
     await ensureTopics(kafka, config, eventTopics(config.kafka));
     await producer.connect();
@@ -130,7 +136,7 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
               namespace: config.temporal.namespace,
               taskQueue,
               workflowBundle: { code },
-              deps: { pool: membershipPool, producer: membershipProducer, config, listener, events: options.events },
+              deps: { pool: membershipPool, producer: membershipProducer, config, listener, events: options.events, ...(schemaRegistry ? { schemaRegistry } : {}) },
               sessionDatabase: dedicated,
               wrapActivities: hooks.wrapActivities,
               // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).

@@ -4,6 +4,7 @@
 export {
   SchemaCatalog,
   type EventSchema,
+  schemaCatalogFromEvents,
   SchemaRegistryClient,
   RegistryEncoder,
   RegistryDecoder,

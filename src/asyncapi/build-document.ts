@@ -1,7 +1,7 @@
-import { z } from 'zod';
 import type { Config } from '../config/resolve';
 import { definitionOfHandler } from '../events/event-handler';
 import type { AnyEventDefinition, EventVersion } from '../events/define-event';
+import { envelopeProperties, messagePayloadSchema } from '../events/message-schema';
 import { EVENT_VERSION_HEADER } from '../events/version-header';
 import { HEADERS } from '../kafka/message-format';
 import { topicForEventType } from '../kafka/topics';
@@ -92,7 +92,7 @@ function versionMessage(definition: AnyEventDefinition, v: EventVersion): Doc {
     ...(definition.description ? { summary: definition.description } : {}),
     contentType: 'application/json',
     headers: headersSchema(definition.type, v.version),
-    payload: payloadSchema(definition.type, v),
+    payload: messagePayloadSchema(definition.type, v),
     correlationId: { description: 'The event id, unique per event', location: '$message.payload#/event_id' },
     bindings: { kafka: { key: { type: 'string', description: 'The event key: events of one key stay in order' }, bindingVersion: '0.5.0' } },
   };
@@ -119,19 +119,6 @@ function headersSchema(type: string, version: number | undefined): Doc {
   // A first version also travels without the header: every producer wrote that before v2 existed.
   if (version !== undefined) properties[EVENT_VERSION_HEADER] = { type: 'string', const: String(version), description: version === 1 ? 'The schema version; absent means 1' : 'The schema version' };
   return { type: 'object', properties, required: [HEADERS.eventId, HEADERS.eventType] };
-}
-
-/** The version's JSON Schema (draft-07, AsyncAPI's schema dialect) with the envelope fields added. */
-function payloadSchema(type: string, v: EventVersion): Doc {
-  const schema = z.toJSONSchema(v.schema, { io: 'input', target: 'draft-7' }) as Doc;
-  delete schema.$schema;
-  const properties = { ...envelopeProperties(type), ...(schema.properties as Doc) };
-  const required = ['event_id', ...((schema.required as string[] | undefined) ?? [])];
-  return { ...schema, properties, required };
-}
-
-function envelopeProperties(type: string): Doc {
-  return { event_id: { type: 'string', minLength: 1, maxLength: 200 }, type: { type: 'string', const: type } };
 }
 
 function messageId(type: string, version: number | undefined): string {

@@ -4,10 +4,12 @@ import { codecFor } from '../../src/formats/registry/codecs';
 import { decodeFramedValues, describeFramedValue } from '../../src/formats/registry/consumer-decoding';
 import { RegistryEncoder } from '../../src/formats/registry/encoder';
 import { SchemaCatalog } from '../../src/formats/registry/catalog';
+import { schemaCatalogFromEvents } from '../../src/formats/registry/event-schemas';
 import { recordNameOf, subjectFor } from '../../src/formats/registry/subjects';
 import { frameValue, isFramed, unframeValue } from '../../src/formats/registry/wire-format';
 import { validateEnvelope } from '../../src/inbox/validate-envelope';
 import { CREDIT_AVRO } from '../fixtures/events/credit-avro';
+import { OrderPlacedV2 } from '../fixtures/events/order-placed';
 
 // The Confluent wire format, checked byte for byte against its specification (magic byte 0, the
 // schema id as a 4-byte big-endian integer, then the body) and the Avro binary encoding (strings:
@@ -99,6 +101,29 @@ describe('Schema Registry wire format', () => {
     assert.equal((catalog.find('t', 'a', 'avro')?.avroSchema as { name: string }).name, 'At');
     assert.equal(catalog.find('t', 'a', 'json-schema'), undefined);
     assert.throws(() => catalog.register({ eventType: 'a', version: 2, avroSchema: {} }), /already has a schema/);
+  });
+
+  it('a row is encoded with the schema of the version it was written as: no header is the first version, an undeclared newer one the highest', () => {
+    const catalog = new SchemaCatalog([
+      { eventType: 'a', version: 1, avroSchema: { type: 'record', name: 'A1', fields: [] } },
+      { eventType: 'a', version: 2, avroSchema: { type: 'record', name: 'A2', fields: [] } },
+    ]);
+    const name = (written: number | undefined) => (catalog.forWritten('t', 'a', 'avro', written)?.avroSchema as { name: string }).name;
+    assert.deepEqual([name(undefined), name(1), name(2), name(3)], ['A1', 'A1', 'A2', 'A2']);
+    assert.equal(catalog.forWritten('t', 'b', 'avro', undefined), undefined);
+  });
+
+  it('event types give one JSON Schema entry per version, the envelope included, checked by that version', () => {
+    const catalog = schemaCatalogFromEvents([OrderPlacedV2]);
+    const v1 = catalog.forWritten('orders', 'order_placed', 'json-schema', undefined)!;
+    const v2 = catalog.forWritten('orders', 'order_placed', 'json-schema', 2)!;
+    assert.deepEqual([v1.version, v2.version], [1, 2]);
+    assert.deepEqual((v1.jsonSchema as { required: string[] }).required, ['event_id', 'order_id', 'customer', 'total']);
+    assert.deepEqual(Object.keys((v2.jsonSchema as { properties: object }).properties), ['event_id', 'type', 'order_id', 'first_name', 'last_name', 'total_minor', 'currency']);
+    const v1Event = { event_id: 'e', type: 'order_placed', order_id: 'o', customer: 'Ada', total: 5 };
+    assert.equal(v1.validate!(v1Event), undefined);
+    assert.equal(v2.validate!(v1Event), 'order_placed v2: first_name: Invalid input: expected string, received undefined; last_name: Invalid input: expected string, received undefined; total_minor: Invalid input: expected number, received undefined');
+    assert.equal(catalog.forWritten('orders', 'order_placed', 'avro', 1), undefined, 'definitions declare no Avro');
   });
 
   it('is configured by SCHEMA_REGISTRY_* variables, every mistake reported', () => {

@@ -4,7 +4,11 @@
 
 export interface EventSchema {
   eventType: string;
-  /** The type's version; the relay encodes with the highest registered unless told otherwise. */
+  /**
+   * The type's version: the relay encodes a row with the schema of the version its event-version
+   * header names (no header: the type's first version), the highest one for a version not declared.
+   * Unset: the schema of every version.
+   */
   version?: number;
   /** Only for this topic; unset: whichever topic the type is routed to. */
   topic?: string;
@@ -33,6 +37,17 @@ export class SchemaCatalog {
     if (clash) throw new Error(`event type ${schema.eventType}${schema.version === undefined ? '' : ` v${schema.version}`} already has a schema${schema.topic === undefined ? '' : ` for topic ${schema.topic}`}`);
     this.schemas.push(schema);
     return this;
+  }
+
+  /**
+   * The schema a row written as `written` (its event-version header; undefined: none, the type's
+   * first version) is encoded with: that version's, else the highest declared (a version newer
+   * than the catalog knows). A topic's own before a general one.
+   */
+  forWritten(topic: string, eventType: string, format: 'avro' | 'json-schema', written: number | undefined): EventSchema | undefined {
+    const versions = this.schemas.filter((s) => s.eventType === eventType && s.version !== undefined).map((s) => s.version!);
+    const version = written ?? (versions.length > 0 ? Math.min(...versions) : undefined);
+    return (version === undefined ? undefined : this.find(topic, eventType, format, version)) ?? this.find(topic, eventType, format);
   }
 
   /** The schema for the type on this topic in this format: a topic's own before a general one, then the highest version (or the one asked for). */

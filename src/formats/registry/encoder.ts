@@ -15,7 +15,7 @@ export interface RegistryWriter {
 export type EncodeResult = { ok: true; value: Buffer } | { ok: false; reason: string };
 
 /**
- * The relay's side. Per topic and event type it registers the catalog's schema (or, for a type the
+ * The relay's side. Per topic, event type and version it registers the catalog's schema (or, for a type the
  * catalog does not know, takes the subject's latest version) once, then encodes every event of
  * that pair from memory: the hot path makes no registry call. A failed lookup is forgotten, so
  * the next batch asks again.
@@ -34,12 +34,15 @@ export class RegistryEncoder {
     return this.settings.topics[topic];
   }
 
-  /** The writer for the type on the topic; throws RegistryUnavailableError (transient) or RegistryRefusedError (permanent). */
-  writerFor(topic: string, eventType: string, format: RegistryFormat): Promise<RegistryWriter> {
-    const key = `${topic}\u0000${eventType}`;
+  /**
+   * The writer for the type on the topic, for rows written as `version` (their event-version
+   * header; undefined: none); throws RegistryUnavailableError (transient) or RegistryRefusedError (permanent).
+   */
+  writerFor(topic: string, eventType: string, format: RegistryFormat, version?: number): Promise<RegistryWriter> {
+    const key = `${topic}\u0000${eventType}\u0000${version ?? ''}`;
     let writer = this.writers.get(key);
     if (writer === undefined) {
-      writer = this.resolveWriter(topic, eventType, format);
+      writer = this.resolveWriter(topic, eventType, format, version);
       writer.catch(() => this.writers.delete(key));
       this.writers.set(key, writer);
     }
@@ -53,9 +56,9 @@ export class RegistryEncoder {
     return { ok: true, value: frameValue(writer.schemaId, written.body) };
   }
 
-  private async resolveWriter(topic: string, eventType: string, format: RegistryFormat): Promise<RegistryWriter> {
+  private async resolveWriter(topic: string, eventType: string, format: RegistryFormat, version: number | undefined): Promise<RegistryWriter> {
     const schemaType: RegistrySchemaType = format === 'avro' ? 'AVRO' : 'JSON';
-    const declared = this.catalog?.find(topic, eventType, format);
+    const declared = this.catalog?.forWritten(topic, eventType, format, version);
     if (declared !== undefined) {
       const schema = format === 'avro' ? declared.avroSchema! : declared.jsonSchema!;
       const text = typeof schema === 'string' ? schema : JSON.stringify(schema);

@@ -4,6 +4,7 @@ import { RegistryDecoder } from './decoder';
 import { RegistryEncoder } from './encoder';
 
 export { SchemaCatalog, type EventSchema } from './catalog';
+export { schemaCatalogFromEvents } from './event-schemas';
 export { SchemaRegistryClient, RegistryRefusedError, RegistryUnavailableError, type RegisteredSchema, type RegistrySchemaType } from './client';
 export { RegistryDecoder } from './decoder';
 export { RegistryEncoder } from './encoder';

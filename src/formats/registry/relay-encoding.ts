@@ -1,10 +1,11 @@
+import { EVENT_VERSION_HEADER, parseVersionHeader } from '../../events/version-header';
 import { RegistryRefusedError } from './client';
 import type { RegistryEncoder, RegistryWriter } from './encoder';
 
-/** What the relay hands over per row: its event type and JSON text, the message built from it, its size. */
+/** What the relay hands over per row: its event type and JSON text, the message built from it (its headers name the version), its size. */
 export interface EncodableItem {
   row: { id: number; eventType: string; value: string };
-  message: { value: string | Buffer };
+  message: { value: string | Buffer; headers?: Record<string, string> };
   bytes: number;
 }
 
@@ -18,7 +19,7 @@ export interface RegistryEncoding<T> {
 /**
  * The relay's call-out (activities/relay/publish-batch.ts): encodes the values of topics configured
  * for the Schema Registry, after the plain checks and before the send. The registry is asked at most
- * once per topic and type per process; an unreachable registry throws RegistryUnavailableError,
+ * once per topic, type and version per process; an unreachable registry throws RegistryUnavailableError,
  * which fails the batch like an unreachable broker (retried, never parked).
  */
 export async function encodeWithRegistry<T extends EncodableItem>(encoder: RegistryEncoder | undefined, items: T[], topicOf: (item: T) => string, maxMessageBytes: number): Promise<RegistryEncoding<T>> {
@@ -27,7 +28,7 @@ export async function encodeWithRegistry<T extends EncodableItem>(encoder: Regis
   const sendable: T[] = [];
   const refused: { id: number; reason: string }[] = [];
   for (const item of items) {
-    const writer = writers.get(pairKey(topicOf(item), item.row.eventType));
+    const writer = writers.get(writerKey(topicOf(item), item.row.eventType, versionOf(item)));
     if (writer === undefined) {
       sendable.push(item);
       continue;
@@ -54,14 +55,15 @@ export async function encodeWithRegistry<T extends EncodableItem>(encoder: Regis
   return { sendable, refused };
 }
 
-/** Per topic and type of a registry topic: its writer, or the registry's refusal as a reason. */
+/** Per topic, type and version of a registry topic: its writer, or the registry's refusal as a reason. */
 async function writersOf<T extends EncodableItem>(encoder: RegistryEncoder, items: T[], topicOf: (item: T) => string): Promise<Map<string, RegistryWriter | string>> {
   const pending = new Map<string, Promise<RegistryWriter>>();
   for (const item of items) {
     const topic = topicOf(item);
     const format = encoder.formatOf(topic);
-    const key = pairKey(topic, item.row.eventType);
-    if (format !== undefined && !pending.has(key)) pending.set(key, encoder.writerFor(topic, item.row.eventType, format));
+    const version = versionOf(item);
+    const key = writerKey(topic, item.row.eventType, version);
+    if (format !== undefined && !pending.has(key)) pending.set(key, encoder.writerFor(topic, item.row.eventType, format, version));
   }
   const writers = new Map<string, RegistryWriter | string>();
   for (const [key, writer] of pending) {
@@ -75,4 +77,10 @@ async function writersOf<T extends EncodableItem>(encoder: RegistryEncoder, item
   return writers;
 }
 
-const pairKey = (topic: string, eventType: string) => `${topic}\u0000${eventType}`;
+const writerKey = (topic: string, eventType: string, version: number | undefined) => `${topic}\u0000${eventType}\u0000${version ?? ''}`;
+
+/** The version the row was written as (its event-version header); undefined without one, or with one that is no version (parked earlier when the type is known). */
+function versionOf(item: EncodableItem): number | undefined {
+  const parsed = parseVersionHeader(item.message.headers?.[EVENT_VERSION_HEADER]);
+  return parsed.ok ? parsed.version : undefined;
+}
