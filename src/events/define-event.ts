@@ -1,3 +1,4 @@
+import avro from 'avsc';
 import type { z } from 'zod';
 import { checkCompatibility, type CompatibilityMode } from './compatibility';
 import { payloadJsonSchema, type JsonSchema } from './json-schema';
@@ -17,6 +18,8 @@ export interface EventVersion {
   version: number;
   schema: z.ZodObject;
   jsonSchema: JsonSchema;
+  /** The version's Avro record, when declared: what a relay registers for an `avro` registry topic. */
+  avroSchema?: object;
   /** From the previous version's data to this version's input; absent for the first version. */
   upcast?: (previous: unknown) => unknown;
 }
@@ -54,6 +57,11 @@ export interface DefineEventSpec<S extends z.ZodObject> {
   /** How a new version must relate to the one before it (default 'backward'); docs/events.md. */
   compatibility?: CompatibilityMode;
   description?: string;
+  /**
+   * This version's Avro record, for topics the Schema Registry carries in Avro (docs/formats.md):
+   * every field of the payload, event_id and type included. Absent: such a topic takes its subject's latest schema.
+   */
+  avroSchema?: object;
 }
 
 export interface EvolveSpec<S extends z.ZodObject, N extends z.ZodObject> {
@@ -64,6 +72,8 @@ export interface EvolveSpec<S extends z.ZodObject, N extends z.ZodObject> {
   /** Default: the previous version's key function (give a new one when the field it reads was renamed). */
   key?: (payload: z.input<N>) => string;
   description?: string;
+  /** This version's Avro record (see DefineEventSpec.avroSchema); not inherited from the previous version. */
+  avroSchema?: object;
 }
 
 export class EventCompatibilityError extends Error {
@@ -82,7 +92,7 @@ export function defineEvent<S extends z.ZodObject>(spec: DefineEventSpec<S>): Ev
   assertVersion(spec.type, version);
   const compatibility = spec.compatibility ?? 'backward';
   if (!MODES.includes(compatibility)) throw new TypeError(`event ${spec.type}: compatibility must be one of ${MODES.join(', ')} (got ${JSON.stringify(compatibility)})`);
-  const entry: EventVersion = { version, schema: spec.schema, jsonSchema: payloadJsonSchema(spec.type, version, spec.schema) };
+  const entry: EventVersion = { version, schema: spec.schema, jsonSchema: payloadJsonSchema(spec.type, version, spec.schema), ...avroOf(spec.type, version, spec.avroSchema) };
   return build(spec.type, compatibility, [entry], spec.key, spec.description);
 }
 
@@ -112,6 +122,7 @@ function build<S extends z.ZodObject>(
         version,
         schema: next.schema,
         jsonSchema: payloadJsonSchema(type, version, next.schema),
+        ...avroOf(type, version, next.avroSchema),
         ...(next.upcast ? { upcast: next.upcast as (previous: unknown) => unknown } : {}),
       };
       const problems = checkCompatibility(current.jsonSchema, entry.jsonSchema, compatibility, { upcast: entry.upcast !== undefined });
@@ -123,6 +134,22 @@ function build<S extends z.ZodObject>(
     },
   };
   return Object.freeze(definition);
+}
+
+/** A declared Avro schema, checked to be one now (a mistake shows when the type is defined, not at the first send). */
+function avroOf(type: string, version: number, avroSchema: object | undefined): { avroSchema?: object } {
+  if (avroSchema === undefined) return {};
+  let parsed: avro.Type;
+  try {
+    parsed = avro.Type.forSchema(avroSchema as avro.Schema);
+  } catch (err) {
+    throw new TypeError(`event ${type} v${version}: avroSchema is no Avro schema (${(err as Error).message})`, { cause: err });
+  }
+  if (!(parsed instanceof avro.types.RecordType)) throw new TypeError(`event ${type} v${version}: avroSchema must be an Avro record (got ${parsed.typeName})`);
+  const fields = new Set(parsed.fields.map((f) => f.name));
+  const missing = ['event_id', 'type'].filter((f) => !fields.has(f));
+  if (missing.length > 0) throw new TypeError(`event ${type} v${version}: avroSchema must declare the envelope field${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}`);
+  return { avroSchema };
 }
 
 function assertVersion(type: string, version: number) {

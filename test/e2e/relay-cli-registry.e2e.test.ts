@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import avro from 'avsc';
 import type { Client, Connection } from '@temporalio/client';
 import { PROJECT_ROOT } from '../../src/config/env';
 import { SchemaRegistryClient } from '../../src/formats/registry/client';
@@ -13,18 +14,20 @@ import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
 
 const CLI = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
-const EVENTS_MODULE = path.join('test', 'fixtures', 'events', 'order-placed-module.ts');
+const EVENTS_MODULE = path.join('test', 'fixtures', 'events', 'registry-module.ts');
 
 // The package's bin CLI relay worker with the service's events module and a Schema Registry: a
 // `json-schema` topic carries, for each row, the id of the JSON Schema of the version the row was
-// written as, which the relay registered from the module's event types, not the schema the
-// subject held last (another deployment's). A real worker process, PostgreSQL, Kafka, Temporal and
-// Apicurio Registry.
+// written as, and an `avro` topic the id of the Avro record that version declares, both registered
+// by the relay from the module's event types, not the schemas the subjects held last (another
+// deployment's). One real worker process for both topics, PostgreSQL, Kafka, Temporal and Apicurio
+// Registry.
 describe('`temporal-outbox relay worker --events <module>` with a Schema Registry: the module\'s schemas, per version', function () {
   this.timeout(400_000);
   let registry: { url: string; stop: () => Promise<void> };
   let db: TestDatabase;
   let topic: { topic: string; remove(): Promise<void> };
+  let avroTopic: { topic: string; remove(): Promise<void> };
   let relay: RelayProcess | undefined;
   let temporal: { client: Client; connection: Connection };
 
@@ -34,6 +37,7 @@ describe('`temporal-outbox relay worker --events <module>` with a Schema Registr
     registry = await testSchemaRegistry();
     db = await createTestDatabase();
     topic = await createTestTopic(1);
+    avroTopic = await createTestTopic(1);
     temporal = await testTemporalClient();
   });
   after(async () => {
@@ -41,26 +45,36 @@ describe('`temporal-outbox relay worker --events <module>` with a Schema Registr
     await relay?.kill9();
     await temporal?.connection.close();
     await topic?.remove();
+    await avroTopic?.remove();
     await db?.drop();
     await registry?.stop();
   });
 
-  const insert = (payload: Record<string, unknown>, version?: number) =>
+  const insert = (payload: Record<string, unknown>, version?: number, type = 'order_placed') =>
     db.pool.query('INSERT INTO temporal_outbox.outbox_events (event_type, payload, headers) VALUES ($1, $2, $3)', [
-      'order_placed',
-      JSON.stringify({ type: 'order_placed', ...payload }),
+      type,
+      JSON.stringify({ type, ...payload }),
       JSON.stringify(version === undefined ? {} : { 'event-version': String(version) }),
     ]);
 
-  it('frames v1 and v2 rows with the ids of the module\'s v1 and v2 schemas, not the subject\'s latest', async () => {
+  it('frames v1 and v2 rows with the ids of the module\'s v1 and v2 schemas, JSON Schema and Avro, not the subjects\' latest', async () => {
     const client = new SchemaRegistryClient({ url: registry.url, requestTimeoutMs: 10_000 });
     const subject = `${topic.topic}-value`;
     // What the subject held last before this relay started: another deployment's schema.
     const othersId = await client.register(subject, JSON.stringify({ type: 'object', title: 'order_placed by another deployment', properties: { event_id: { type: 'string' }, note: { type: 'string' } } }), 'JSON');
+    const avroSubject = `${avroTopic.topic}-value`;
+    const othersAvroId = await client.register(avroSubject, JSON.stringify({ type: 'record', name: 'Other', fields: [{ name: 'event_id', type: 'string' }, { name: 'type', type: 'string' }] }), 'AVRO');
 
     const relayQueue = uniqueName('cli-registry-relay');
     relay = new RelayProcess(
-      { DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: relayQueue, SCHEMA_REGISTRY_URL: registry.url, SCHEMA_REGISTRY_TOPICS: `${topic.topic}=json-schema` },
+      {
+        DATABASE_URL: db.url,
+        KAFKA_TOPIC: topic.topic,
+        KAFKA_TOPIC_ROUTES: `order_packed=${avroTopic.topic}`,
+        RELAY_TASK_QUEUE: relayQueue,
+        SCHEMA_REGISTRY_URL: registry.url,
+        SCHEMA_REGISTRY_TOPICS: `${topic.topic}=json-schema,${avroTopic.topic}=avro`,
+      },
       ['--import', 'tsx'],
       [CLI, 'relay', 'worker', '--events', EVENTS_MODULE],
     );
@@ -71,6 +85,10 @@ describe('`temporal-outbox relay worker --events <module>` with a Schema Registr
     await insert(v1);
     await insert(v2, 2);
     await insert(v1After);
+    const packedV1 = { event_id: 'cr-packed-v1', order_id: 'o-1', boxes: 2 };
+    const packedV2 = { event_id: 'cr-packed-v2', order_id: 'o-2', boxes: 1, weight_grams: 1200 };
+    await insert(packedV1, undefined, 'order_packed');
+    await insert(packedV2, 2, 'order_packed');
     await startShard(temporal.client, relayQueue, { batchSize: 10 });
     await eventually('nothing pending', async () => (await db.pool.query('SELECT 1 FROM temporal_outbox.outbox_events WHERE published_at IS NULL AND parked_at IS NULL')).rowCount === 0, 120_000);
     const parked = await db.pool.query(`SELECT payload->>'event_id' AS event_id, last_error FROM temporal_outbox.outbox_events WHERE parked_at IS NOT NULL`);
@@ -98,6 +116,24 @@ describe('`temporal-outbox relay worker --events <module>` with a Schema Registr
     assert.deepEqual(schemaV1.required.sort(), ['customer', 'event_id', 'order_id', 'total']);
     assert.deepEqual(Object.keys(schemaV2.properties).sort(), ['currency', 'event_id', 'first_name', 'last_name', 'order_id', 'total_minor', 'type']);
     assert.deepEqual(schemaV2.required.sort(), ['event_id', 'first_name', 'last_name', 'order_id', 'total_minor']);
+
+    // The Avro topic: each version's own record, which the registry serves under its subject, and
+    // whose body decodes to the row's payload.
+    const avroMessages = await Promise.all(
+      (await readWholeTopic(avroTopic.topic)).map(async (m) => {
+        const value = m.valueBytes!;
+        assert.equal(value[0], 0, 'the Confluent magic byte');
+        const schemaId = value.readUInt32BE(1);
+        const record = JSON.parse((await client.byId(schemaId)).schema) as avro.Schema & { name: string; fields: { name: string }[] };
+        return { schemaId, fields: record.fields.map((f) => f.name), payload: avro.Type.forSchema(record).fromBuffer(value.subarray(5)) as object };
+      }),
+    );
+    assert.deepEqual(avroMessages.map((m) => ({ ...m.payload })), [packedV1, packedV2].map((p) => ({ type: 'order_packed', ...p })));
+    const [packedIdV1, packedIdV2] = avroMessages.map((m) => m.schemaId);
+    assert.deepEqual(avroMessages.map((m) => m.fields), [['event_id', 'type', 'order_id', 'boxes'], ['event_id', 'type', 'order_id', 'boxes', 'weight_grams']]);
+    assert.ok(packedIdV1 !== othersAvroId && packedIdV2 !== othersAvroId, 'not the Avro schema the subject held last');
+    const underAvroSubject = await idsUnder(registry.url, avroSubject);
+    assert.ok(underAvroSubject.includes(packedIdV1!) && underAvroSubject.includes(packedIdV2!), `ids ${packedIdV1} and ${packedIdV2} are versions of ${avroSubject}`);
   });
 });
 

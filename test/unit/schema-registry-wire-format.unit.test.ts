@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { defineEvent } from '../../src/events/define-event';
 import { loadConfig } from '../../src/config/env';
 import { codecFor } from '../../src/formats/registry/codecs';
 import { decodeFramedValues, describeFramedValue } from '../../src/formats/registry/consumer-decoding';
@@ -9,6 +11,7 @@ import { recordNameOf, subjectFor } from '../../src/formats/registry/subjects';
 import { frameValue, isFramed, unframeValue } from '../../src/formats/registry/wire-format';
 import { validateEnvelope } from '../../src/inbox/validate-envelope';
 import { CREDIT_AVRO } from '../fixtures/events/credit-avro';
+import { OrderPackedV2 } from '../fixtures/events/order-packed';
 import { OrderPlacedV2 } from '../fixtures/events/order-placed';
 
 // The Confluent wire format, checked byte for byte against its specification (magic byte 0, the
@@ -123,7 +126,18 @@ describe('Schema Registry wire format', () => {
     const v1Event = { event_id: 'e', type: 'order_placed', order_id: 'o', customer: 'Ada', total: 5 };
     assert.equal(v1.validate!(v1Event), undefined);
     assert.equal(v2.validate!(v1Event), 'order_placed v2: first_name: Invalid input: expected string, received undefined; last_name: Invalid input: expected string, received undefined; total_minor: Invalid input: expected number, received undefined');
-    assert.equal(catalog.forWritten('orders', 'order_placed', 'avro', 1), undefined, 'definitions declare no Avro');
+    assert.equal(catalog.forWritten('orders', 'order_placed', 'avro', 1), undefined, 'a type that declares no Avro has no Avro entry');
+  });
+
+  it('a version that declares its Avro record gives an Avro entry too; a schema that is no Avro record is refused when the type is defined', () => {
+    const catalog = schemaCatalogFromEvents([OrderPackedV2]);
+    const fields = (written: number | undefined) => (catalog.forWritten('t', 'order_packed', 'avro', written)?.avroSchema as { fields: { name: string }[] }).fields.map((f) => f.name);
+    assert.deepEqual(fields(undefined), ['event_id', 'type', 'order_id', 'boxes']);
+    assert.deepEqual(fields(2), ['event_id', 'type', 'order_id', 'boxes', 'weight_grams']);
+    const schema = z.object({ n: z.int() });
+    assert.throws(() => defineEvent({ type: 'x', schema, avroSchema: { type: 'record', name: 'X', fields: [{ name: 'n', type: 'lng' }] } }), /event x v1: avroSchema is no Avro schema \(.*lng/);
+    assert.throws(() => defineEvent({ type: 'x', schema, avroSchema: { type: 'string' } }), /event x v1: avroSchema must be an Avro record \(got string\)/);
+    assert.throws(() => defineEvent({ type: 'x', schema, avroSchema: { type: 'record', name: 'X', fields: [{ name: 'event_id', type: 'string' }, { name: 'n', type: 'long' }] } }), /event x v1: avroSchema must declare the envelope field type$/);
   });
 
   it('is configured by SCHEMA_REGISTRY_* variables, every mistake reported', () => {

@@ -10,7 +10,8 @@ import { SchemaCatalog, type EventSchema } from './catalog';
  * that version's own schema. What the relay registers under a `json-schema` topic's subject when
  * it is given the types (`runRelayWorker(config, { events })`, `relay worker --events`), so a
  * topic carries the ids of the schemas the service declares, not whatever a subject holds last.
- * Definitions declare no Avro: an `avro` topic still takes its subject's latest schema.
+ * A version that declares its Avro record (`avroSchema`) has it registered for `avro` topics;
+ * one that does not leaves such a topic to its subject's latest schema.
  */
 export function schemaCatalogFromEvents(events: EventCatalog | readonly AnyEventDefinition[]): SchemaCatalog {
   const definitions = Array.isArray(events) ? (events as readonly AnyEventDefinition[]) : (events as EventCatalog).definitions();
@@ -21,6 +22,7 @@ export function schemaCatalogFromEvents(events: EventCatalog | readonly AnyEvent
         eventType: definition.type,
         version: v.version,
         jsonSchema: messagePayloadSchema(definition.type, v),
+        ...(v.avroSchema === undefined ? {} : { avroSchema: v.avroSchema }),
         validate: (payload) => {
           const checked = checkVersion(definition.type, v, dataOf(payload));
           return checked.ok ? undefined : checked.reason;
