@@ -29,7 +29,7 @@ import {
 import { cachePaths, loadStackConfig, localStackEnv, stackDown, stackUp, workerTargets, type ServiceName } from '../../../tools/local-stack';
 import { exampleConsumerEntry, exampleRetentionEntry } from '../worker-entries';
 import { ensureSchemaRegistry, localSchemaRegistryUrl, stopSchemaRegistry } from '../../../tools/local-stack';
-import { countShipments, describeOneShipment, registerShipmentSchema, registryDemoEnv, shipmentsTopicOf, shipOneDemoOrder, SHIPMENTS_TOPIC } from './registry-shipments';
+import { countRecorded, countShipments, describeOneShipment, registerShipmentSchema, registryDemoEnv, shipmentsToRecord, shipmentsTopicOf, shipOneDemoOrder, SHIPMENTS_TOPIC } from './registry-shipments';
 
 /** Shipments a second with --with-registry: enough to see them flow beside the payments. */
 const SHIPMENT_RATE = 2;
@@ -152,17 +152,17 @@ async function runDemo(opts: DemoOptions): Promise<number> {
 
 /** Every shipment enqueued is recorded by the consumer, and one on the topic is in the registry's wire format (what it looks like is shown). */
 async function shipmentsApplied(pool: import('pg').Pool, brokers: string[], topic: string, say: (m: string) => void): Promise<boolean> {
-  const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM temporal_outbox.outbox_events WHERE event_type = 'order_shipped' AND parked_at IS NULL`);
+  const orders = await shipmentsToRecord(pool);
   const deadline = Date.now() + 60_000;
-  let recorded = await countShipments(pool);
-  while (recorded < rows[0]!.n && Date.now() < deadline) {
+  let recorded = await countRecorded(pool, orders);
+  while (recorded < orders.length && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 1000));
-    recorded = await countShipments(pool);
+    recorded = await countRecorded(pool, orders);
   }
   const shown = await describeOneShipment(new Kafka({ clientId: 'demo-shipment-peek', brokers, logLevel: 0 }), topic);
   say(`a shipment on ${topic}: ${shown.text}`);
-  say(`${recorded} of ${rows[0]!.n} shipments recorded by the consumer, each decoded through the registry`);
-  return shown.framed && recorded === rows[0]!.n;
+  say(`${recorded} of ${orders.length} shipments recorded by the consumer, each decoded through the registry`);
+  return shown.framed && recorded === orders.length;
 }
 
 function line(s: PipelineStats): string {

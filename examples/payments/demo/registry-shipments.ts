@@ -51,6 +51,22 @@ export async function shipOneDemoOrder(pool: Pool): Promise<void> {
   );
 }
 
+/**
+ * The orders of the shipments still in the outbox and not parked: what the consumer must have
+ * recorded. Not a count of all rows: retention deletes published outbox rows after a day, while
+ * the shipments an earlier run recorded stay.
+ */
+export async function shipmentsToRecord(pool: Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ order_id: string }>(`SELECT payload->>'order_id' AS order_id FROM temporal_outbox.outbox_events WHERE event_type = 'order_shipped' AND parked_at IS NULL`);
+  return rows.map((r) => r.order_id);
+}
+
+/** How many of these orders have their shipment recorded (by the table's key). */
+export async function countRecorded(pool: Pool, orderIds: string[]): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM shipments WHERE order_id = ANY($1::text[])', [orderIds]);
+  return rows[0]!.n;
+}
+
 export async function countShipments(pool: Pool): Promise<number> {
   const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM shipments');
   return rows[0]!.n;
