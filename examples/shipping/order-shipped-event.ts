@@ -7,6 +7,14 @@ const MAX_FIELD = 200;
 const textError = (issue: { input?: unknown }) => `must be a non-empty string of at most ${MAX_FIELD} characters (got ${quote(issue.input)})`;
 const text = () => z.string({ error: textError }).regex(/\S/, { error: textError }).max(MAX_FIELD, { error: textError });
 
+/** order_shipped as an Avro record, for a topic the Schema Registry carries in Avro: every field of the payload, the envelope's included. */
+export const ORDER_SHIPPED_AVRO = {
+  type: 'record',
+  name: 'OrderShipped',
+  namespace: 'shipping',
+  fields: ['event_id', 'type', 'order_id', 'carrier', 'tracking_number', 'shipped_at'].map((name) => ({ name, type: 'string' })),
+};
+
 /** `order_shipped`: an order left the warehouse with a carrier. Keyed by order. */
 export const OrderShipped = defineEvent({
   type: ORDER_SHIPPED,
@@ -18,4 +26,5 @@ export const OrderShipped = defineEvent({
   }),
   key: (p) => p.order_id,
   description: 'An order shipped: record its shipment, once per order.',
+  avroSchema: ORDER_SHIPPED_AVRO,
 });

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Pool } from 'pg';
 import { enqueue, inTransaction, SchemaRegistryClient } from 'temporal-outbox';
-import { OrderShipped, ORDER_SHIPPED } from '../../shipping/order-shipped-event';
+import { OrderShipped, ORDER_SHIPPED, ORDER_SHIPPED_AVRO } from '../../shipping/order-shipped-event';
 
 // `npm start -- --with-registry`: the shipping example's order_shipped events on a topic of their
 // own, encoded in Avro through the local Schema Registry (Apicurio) by the relay and decoded through
@@ -15,14 +15,6 @@ export const SHIPMENTS_TOPIC = 'orders.events';
 export function shipmentsTopicOf(routes: Readonly<Record<string, string>>): string {
   return Object.hasOwn(routes, ORDER_SHIPPED) ? routes[ORDER_SHIPPED]! : SHIPMENTS_TOPIC;
 }
-
-/** order_shipped as an Avro record: every field of the payload, the envelope's included. */
-export const ORDER_SHIPPED_AVRO = {
-  type: 'record',
-  name: 'OrderShipped',
-  namespace: 'shipping',
-  fields: ['event_id', 'type', 'order_id', 'carrier', 'tracking_number', 'shipped_at'].map((name) => ({ name, type: 'string' })),
-};
 
 /**
  * The workers' settings: order_shipped routed to its topic, that topic Avro through the registry,
