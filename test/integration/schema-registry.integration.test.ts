@@ -52,6 +52,28 @@ describe('Schema Registry client, encoder and decoder on a real registry', funct
     );
   });
 
+  it('registers two versions of a type under one subject at once without either being refused', async () => {
+    // Apicurio refuses one of two registrations that race under a subject; the encoder takes them
+    // in turn. Twelve topics at once, each with a v1 and a v2 row in one batch.
+    const topics = Array.from({ length: 12 }, () => uniqueName('sr-versions'));
+    const record = (name: string, extra: object[] = []) => ({ type: 'record', name, fields: [{ name: 'event_id', type: 'string' }, { name: 'type', type: 'string' }, ...extra] });
+    const catalog = new SchemaCatalog([
+      { eventType: 'parcel', version: 1, avroSchema: record('Parcel') },
+      { eventType: 'parcel', version: 2, avroSchema: record('Parcel', [{ name: 'grams', type: 'long', default: 0 }]) },
+    ]);
+    const encoder = new RegistryEncoder({ url: registry.url, topics: Object.fromEntries(topics.map((t) => [t, 'avro' as const])), subjectNaming: 'topic', requestTimeoutMs: 10_000 }, catalog);
+    const results = await Promise.all(
+      topics.map((topic) => {
+        const v1 = { ...item(1, 'parcel', { event_id: 'p-1', type: 'parcel' }), topic };
+        const v2 = { ...item(2, 'parcel', { event_id: 'p-2', type: 'parcel', grams: 5 }), topic };
+        v2.message.headers = { 'event-version': '2' };
+        return encodeWithRegistry(encoder, [v1, v2], (i) => i.topic, 1_000_000);
+      }),
+    );
+    assert.deepEqual(results.map((r) => r.refused), topics.map(() => []));
+    for (const r of results) assert.notEqual(unframeValue(r.sendable[0]!.message.value as Buffer).schemaId, unframeValue(r.sendable[1]!.message.value as Buffer).schemaId, 'each version its own schema');
+  });
+
   it('frames JSON Schema values, refusing the ones the type’s validator refuses', async () => {
     const topic = uniqueName('sr-audit');
     const jsonSchema = { type: 'object', title: 'AuditNoted', required: ['event_id', 'who'], properties: { event_id: { type: 'string' }, who: { type: 'string' } } };

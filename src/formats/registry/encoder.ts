@@ -5,6 +5,9 @@ import type { RegistryFormat, SchemaRegistrySettings } from './settings';
 import { recordNameOf, subjectFor } from './subjects';
 import { frameValue } from './wire-format';
 
+const CONFLICT_ATTEMPTS = 3;
+const CONFLICT_PAUSE_MS = 200;
+
 /** How the relay writes one event type on one topic: the subject, the schema's id, the codec. */
 export interface RegistryWriter {
   subject: string;
@@ -22,6 +25,8 @@ export type EncodeResult = { ok: true; value: Buffer } | { ok: false; reason: st
  */
 export class RegistryEncoder {
   private readonly writers = new Map<string, Promise<RegistryWriter>>();
+  /** The last registration this process started: the next one waits for it. */
+  private registering: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly settings: SchemaRegistrySettings,
@@ -56,6 +61,30 @@ export class RegistryEncoder {
     return { ok: true, value: frameValue(writer.schemaId, written.body) };
   }
 
+  /**
+   * This process's registrations one at a time: Apicurio (on H2) refuses some of the
+   * registrations that race it, under one subject or several (409, "already exists"), which
+   * would park the rows of a type or version. They are rare (one per topic, type and version per
+   * process), so a queue costs nothing that matters. A 409 is asked again twice, 200 ms apart, for
+   * a race with another process: a schema a subject truly refuses (incompatible) is refused again.
+   */
+  private registerInTurn(subject: string, text: string, schemaType: RegistrySchemaType): Promise<number> {
+    const turn = this.registering.catch(() => undefined).then(() => this.registerRetryingConflicts(subject, text, schemaType));
+    this.registering = turn;
+    return turn;
+  }
+
+  private async registerRetryingConflicts(subject: string, text: string, schemaType: RegistrySchemaType): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.client.register(subject, text, schemaType);
+      } catch (err) {
+        if (!(err instanceof RegistryRefusedError && err.status === 409) || attempt === CONFLICT_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, CONFLICT_PAUSE_MS));
+      }
+    }
+  }
+
   private async resolveWriter(topic: string, eventType: string, format: RegistryFormat, version: number | undefined): Promise<RegistryWriter> {
     const schemaType: RegistrySchemaType = format === 'avro' ? 'AVRO' : 'JSON';
     const declared = this.catalog?.forWritten(topic, eventType, format, version);
@@ -63,7 +92,7 @@ export class RegistryEncoder {
       const schema = format === 'avro' ? declared.avroSchema! : declared.jsonSchema!;
       const text = typeof schema === 'string' ? schema : JSON.stringify(schema);
       const subject = subjectFor(this.settings.subjectNaming, topic, recordNameOf(typeof schema === 'string' ? JSON.parse(schema) : schema, eventType));
-      const schemaId = await this.client.register(subject, text, schemaType);
+      const schemaId = await this.registerInTurn(subject, text, schemaType);
       return { subject, schemaId, codec: codecFor(schemaType, text, declared.validate) };
     }
     // Not declared in code: the schema a deployment step registered under the subject.
