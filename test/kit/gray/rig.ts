@@ -122,15 +122,23 @@ export class GrayRig {
     return consumerWorker(this.retention);
   }
 
+  /**
+   * Stops everything: the worker processes first (kill -9) and the fault proxy, then what they
+   * used. Each step runs whatever an earlier one did, so a failed step (a service that no longer
+   * answers) never leaves a worker process running; the first error is thrown at the end.
+   */
   async stop(): Promise<void> {
-    await this.traffic?.stop();
-    await terminateStartedShards();
+    const errors: unknown[] = [];
+    const step = (work: () => Promise<unknown>) => work().catch((err: unknown) => void errors.push(err));
+    await step(async () => this.traffic?.stop());
     const all = [relayWorker(this.relays.a), relayWorker(this.relays.b), consumerWorker(this.consumers.a), consumerWorker(this.consumers.b), ...(this.retention ? [consumerWorker(this.retention)] : [])];
-    for (const w of all) await w.kill9();
-    await this.proxy.close();
-    await this.topic.remove().catch(() => undefined);
-    await this.temporal.connection.close();
-    await this.db.drop();
+    await Promise.all(all.map((w) => step(() => w.kill9())));
+    await step(() => this.proxy.close());
+    await step(() => terminateStartedShards());
+    await step(() => this.topic.remove());
+    await step(() => this.temporal.connection.close());
+    await step(() => this.db.drop());
+    if (errors.length > 0) throw errors[0];
   }
 }
 
