@@ -132,6 +132,18 @@ export function kafkaProbe(kafka: Kafka, topic: string): LinkProbe {
 }
 
 /**
+ * Temporal: GetSystemInfo on the connection the worker is using (`current()`; nothing to check
+ * while it has none), within the timeout. The Temporal probe above proves a new connection works;
+ * this one that the worker's own still does, which a heal that left old connections dead breaks.
+ */
+export function connectionInUseProbe(current: () => NativeConnection | undefined, timeoutMs: number): LinkProbe {
+  return async () => {
+    const connection = current();
+    if (connection) await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
+  };
+}
+
+/**
  * Temporal: GetSystemInfo on the probe's own connection (kept while it answers:
  * keptConnectionProbe), so a heal that leaves the worker's own HTTP/2 connection dead still counts
  * as healed, and the SDK's own keepalive (up to 45 s to drop a silent connection, longer than the

@@ -25,6 +25,8 @@ export interface StepAsideOptions<T extends SteppableWork> {
    * bounded by the health check's timeout (workers/asked-ahead.ts).
    */
   othersCanTakeOver?(failing: readonly string[]): Promise<boolean>;
+  /** Told after every probe round which links failed it (none: all answered). */
+  onRound?(failing: readonly string[]): void;
   /** The worker's own stop (SIGTERM): ends the work and returns. */
   stopped: AbortSignal;
 }
@@ -67,6 +69,7 @@ export async function runSteppingAside<T extends SteppableWork>(opts: StepAsideO
       },
       round: (failing) => {
         if (healthy) others?.round(failing);
+        opts.onRound?.(failing);
       },
     },
     watch.signal,
