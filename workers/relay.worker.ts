@@ -144,6 +144,8 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
       await runSteppingAside({
         start: async () => {
           startingAt = Date.now();
+          // A start that fails has released its links: none is in use (else its probe would fail on
+          // a closed connection and the worker would never count as healed).
           const membership = await startRelayMembership(membershipLinks, ({ connection, pool: membershipPool, producer: membershipProducer }) =>
             createRelayWorkerSet({
               connection,
@@ -158,7 +160,10 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
               workerOptions: observability.tracing.workerOptions,
               linksOkForMs: () => streak.okForMs(),
             }),
-          );
+          ).catch((err: unknown) => {
+            membershipConnection = undefined;
+            throw err;
+          });
           return {
             ...membership,
             shutdown: (stepAside?: boolean) => {
