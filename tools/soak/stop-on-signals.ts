@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { killSpawnedChildren } from '../../test/kit/spawned-children';
 
 // How long an interrupted soak may take to stop its rig (kill its workers and proxy, drop what it
@@ -41,6 +42,17 @@ export async function runStoppingChildren(work: (signal: AbortSignal) => Promise
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // `npm run soak` killed by its pid: npm ends its shell, which passes the signal on to nobody, so
+  // this process would run on without a parent to report to. Its end counts as a SIGTERM.
+  const launcher = npmAncestor();
+  const watchLauncher = launcher === undefined ? undefined : setInterval(() => {
+    if (!alive(launcher)) {
+      clearInterval(watchLauncher);
+      log(`npm (pid ${launcher}), which started this run, is gone`);
+      onSignal('SIGTERM');
+    }
+  }, 1_000);
+  watchLauncher?.unref();
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
   // The last resort, for any other way out (process.exit anywhere): synchronous, as 'exit' requires.
@@ -54,4 +66,30 @@ export async function runStoppingChildren(work: (signal: AbortSignal) => Promise
   }
   killAll();
   return signalled ? exitCode(signalled) : code;
+}
+
+/** The nearest ancestor that is npm (Linux: read from /proc), if this process was started by one. */
+function npmAncestor(): number | undefined {
+  let pid = process.ppid;
+  for (let depth = 0; depth < 6 && pid > 1; depth++) {
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      // npm sets its title ("npm run soak ..."); started as `node .../npm-cli.js`, the script is the second word.
+      if (/^(\S*\/)?npm( |$)/.test(cmdline[0] ?? '') || /(^|\/)npm-cli\.js$/.test(cmdline[1] ?? '')) return pid;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
