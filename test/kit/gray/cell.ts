@@ -87,8 +87,12 @@ export async function runCell(rig: GrayRig, cell: Cell, timing: CellTiming, log:
   const takeoverBound = BOUNDS.takeoverMs + BOUNDS.batchMs;
   let takeoverMs: number | null = null;
   let movedMs: number | null = null;
+  // Moved: every shard's holder known, none the faulty worker (a status query that did not answer
+  // in time says nothing either way).
   const watchMoved = async () => {
-    if (cell.kind === 'relay' && movedMs === null && !(await holdsWork(rig, cell))) movedMs = Date.now() - faultAt;
+    if (cell.kind !== 'relay' || movedMs !== null) return;
+    const holders = await rig.shardHolders();
+    if (holders.every((pid) => Number.isFinite(pid)) && !holders.includes(rig.relays.a.child.pid!)) movedMs = Date.now() - faultAt;
   };
   while (Date.now() - faultAt < takeoverBound + measurePast) {
     await watchMoved();

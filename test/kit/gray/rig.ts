@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { loadConfig } from '../../../src/config/env';
 import { loadStackConfig } from '../../../tools/local-stack/stack-config';
@@ -13,6 +14,8 @@ import type { Service, WorkerKind } from './cells';
 import { GrayTraffic } from './traffic';
 
 const STARTUP_MS = 240_000;
+// How long the rig waits for one shard's status query.
+const QUERY_BOUND_MS = 2_000;
 const SHARDS = 8;
 const PARTITIONS = 6;
 export const ACCOUNTS = 64;
@@ -108,9 +111,14 @@ export class GrayRig {
     }
   }
 
-  /** The pid of the relay worker running each shard's session now (NaN where unknown). */
+  /**
+   * The pid of the relay worker running each shard's session now (NaN where unknown). Each query
+   * is bounded: one whose workflow task waits for a worker cut off from Temporal answers only
+   * once the task moves, and a cell measuring a takeover must not wait for it.
+   */
   async shardHolders(): Promise<number[]> {
-    const statuses = await Promise.all(this.shards.map((h) => h.query<RelayStatus>('status').catch(() => undefined)));
+    const bounded = (h: WorkflowHandle) => Promise.race([h.query<RelayStatus>('status').catch(() => undefined), sleep(QUERY_BOUND_MS).then(() => undefined)]);
+    const statuses = await Promise.all(this.shards.map(bounded));
     return statuses.map((s) => Number(/-(\d+)-[0-9a-f]+$/.exec(s?.worker ?? '')?.[1]));
   }
 
