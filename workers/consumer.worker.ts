@@ -7,6 +7,7 @@ import { ensureTopics } from '../src/kafka/topics';
 import { startConsumerSamplers } from '../src/observability/consumer-samplers';
 import { startWorkerObservability } from '../src/observability/worker-observability';
 import { buildConsumerDeps } from './consumer/deps';
+import { groupMembers } from './consumer/group-members';
 import { startConsumerMembership } from './consumer/membership';
 import { kafkaProbe, postgresProbe, temporalProbe } from './link-health';
 import { runSteppingAside } from './step-aside';
@@ -42,8 +43,7 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
     // for longer (its real retention on the broker, not what the configuration says). Checked
     // before anything else starts, so the refusal is immediate and says why.
     await assertRedeliveryHorizon(deps.kafka, config, deps.topics);
-    const admin = deps.kafka.admin();
-    await admin.connect();
+    const members = groupMembers(deps.kafka, config.kafka.consumerGroup, config.links.health.timeoutMs);
     const stopped = new AbortController();
     onAbort(options.signal, () => stopped.abort());
     try {
@@ -63,17 +63,16 @@ export async function runConsumerWorker(config: Config, options: ConsumerWorkerO
           temporal: temporalProbe(config, config.links.health.timeoutMs),
         },
         // Another member of the group to hand the partitions to: a consumer alone keeps them, and
-        // heartbeats through the outage, applying what it holds once the link is back.
-        othersCanTakeOver: async () => {
-          const [group] = (await admin.describeGroups([config.kafka.consumerGroup])).groups;
-          return (group?.members.length ?? 0) > 1;
-        },
+        // heartbeats through the outage, applying what it holds once the link is back. With its
+        // Kafka link failing it cannot ask (the question would wait on that link), nor keep its
+        // partitions (the broker ends a member it does not hear from): it steps aside.
+        othersCanTakeOver: async (failing) => failing.includes('kafka') || (await members()) > 1,
         health: config.links.health,
         logger,
         stopped: stopped.signal,
       });
     } finally {
-      await admin.disconnect().catch(() => undefined);
+      await members.close();
     }
   } finally {
     samplers?.stop();

@@ -1,10 +1,11 @@
 import { Client, type ClientConfig } from 'pg';
-import type { Admin, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { NativeConnection } from '@temporalio/worker';
 import { temporalConnectionOptions } from '../src/temporal/connection-options';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../src/config/env';
 import { keptConnectionProbe } from './kept-connection-probe';
+import { adminConnection } from './kafka-admin-connection';
 
 /**
  * One dependency's probe: resolves when the link works, rejects (or outlasts the timeout) when not.
@@ -20,6 +21,8 @@ export interface LinkHealthEvents {
   down(link: string, reason: string): boolean | Promise<boolean>;
   /** Every link answers again: the worker comes back. */
   up(): void | Promise<void>;
+  /** After every round (and its down or up): the links that failed it, none when all answered. */
+  round?(failing: string[]): void;
 }
 
 /**
@@ -62,6 +65,7 @@ export function watchLinks(
         down = false;
         await events.up();
       }
+      events.round?.(results.filter(([, error]) => error !== undefined).map(([link]) => link));
     }
   })();
   return watching.finally(() => Promise.all(Object.values(probes).map((probe) => probe.close?.().catch(() => undefined))));
@@ -124,22 +128,19 @@ export function postgresProbe(database: string | ClientConfig, timeoutMs: number
  * them (25 s); a failed one is let go without waiting (its disconnect would wait on the dead link).
  */
 export function kafkaProbe(kafka: Kafka, topic: string): LinkProbe {
-  const letGo = (admin: Admin) => void admin.disconnect().catch(() => undefined);
-  return keptConnectionProbe<Admin>({
-    open: async () => {
-      const admin = kafka.admin({ retry: { retries: 0 } });
-      try {
-        await admin.connect();
-      } catch (err) {
-        letGo(admin);
-        throw err;
-      }
-      return admin;
-    },
-    check: (admin) => admin.fetchTopicMetadata({ topics: [topic] }),
-    discard: letGo,
-    release: (admin) => admin.disconnect(),
-  });
+  return keptConnectionProbe(adminConnection(kafka, (admin) => admin.fetchTopicMetadata({ topics: [topic] })));
+}
+
+/**
+ * Temporal: GetSystemInfo on the connection the worker is using (`current()`; nothing to check
+ * while it has none), within the timeout. The Temporal probe above proves a new connection works;
+ * this one that the worker's own still does, which a heal that left old connections dead breaks.
+ */
+export function connectionInUseProbe(current: () => NativeConnection | undefined, timeoutMs: number): LinkProbe {
+  return async () => {
+    const connection = current();
+    if (connection) await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
+  };
 }
 
 /**

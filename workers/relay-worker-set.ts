@@ -32,6 +32,8 @@ export interface RelayWorkerSetOptions {
   wrapActivities?: (activities: RelayActivities) => RelayActivities;
   /** Fixed worker id (tests); by default host-pid-random. */
   workerId?: string;
+  /** How long the worker's links have answered every health check (workers/link-streak.ts); by default always. */
+  linksOkForMs?: () => number | null;
 }
 
 export interface RelayWorkerSet {
@@ -47,6 +49,21 @@ export interface RelayWorkerSet {
   shutdown(stepAside?: boolean): Promise<void>;
 }
 
+/** Both workers, or the first failure once both creations have ended (a worker created beside one that failed is shut down). */
+async function bothOrNeither(a: Promise<Worker>, b: Promise<Worker>): Promise<[Worker, Worker]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === 'fulfilled' && rb.status === 'fulfilled') return [ra.value, rb.value];
+  for (const r of [ra, rb]) {
+    if (r.status !== 'fulfilled') continue;
+    try {
+      r.value.shutdown();
+    } catch {
+      // never run: nothing to drain
+    }
+  }
+  throw ra.status === 'rejected' ? ra.reason : (rb as PromiseRejectedResult).reason;
+}
+
 /**
  * One relay worker process's Temporal side: a worker on the shared relay task queue (every relay
  * worker polls it: workflow tasks, which any of them may run) and one on this process's own task
@@ -54,20 +71,24 @@ export interface RelayWorkerSet {
  * outbox_relay_workers before it polls, so the first placement that reads the table can use it.
  */
 export async function createRelayWorkerSet(opts: RelayWorkerSetOptions): Promise<RelayWorkerSet> {
-  const registry = new RelayWorkerRegistry(opts.deps.pool, opts.taskQueue, opts.workerId);
+  const registry = new RelayWorkerRegistry(opts.deps.pool, opts.taskQueue, opts.workerId, opts.linksOkForMs);
   const sessionConnections = new SessionConnections(opts.sessionDatabase, registry.workerId, opts.deps.config.database.schema, opts.deps.config.links.database);
   const activities = createRelayActivities({ ...opts.deps, registry, sessionConnections }, opts.bounds ?? new PendingScanBounds(opts.deps.config.relay.fullScanIntervalMs), opts.wrapActivities);
   const common = { connection: opts.connection, namespace: opts.namespace, activities, shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds', interceptors: opts.workerOptions?.interceptors };
   // Our bundles carry the OpenTelemetry workflow interceptors, so the sink their spans leave
   // through must be there even when this process exports nothing (it then drops them).
-  const shared = await Worker.create({
-    ...common,
-    taskQueue: opts.taskQueue,
-    workflowBundle: opts.workflowBundle,
-    sinks: opts.workerOptions?.sinks ?? workflowSpanSinks(),
-    stickyQueueScheduleToStartTimeout: STICKY_TASK_WAIT,
-  });
-  const own = await Worker.create({ ...common, taskQueue: registry.taskQueue, maxHeartbeatThrottleInterval: SESSION_HEARTBEAT_THROTTLE });
+  // Created side by side: a worker's creation is mostly waiting (its workflow sandbox, the server's
+  // namespace check), and a rejoin after a step-aside waits for both (docs/guarantees.md#stepping-aside).
+  const [shared, own] = await bothOrNeither(
+    Worker.create({
+      ...common,
+      taskQueue: opts.taskQueue,
+      workflowBundle: opts.workflowBundle,
+      sinks: opts.workerOptions?.sinks ?? workflowSpanSinks(),
+      stickyQueueScheduleToStartTimeout: STICKY_TASK_WAIT,
+    }),
+    Worker.create({ ...common, taskQueue: registry.taskQueue, maxHeartbeatThrottleInterval: SESSION_HEARTBEAT_THROTTLE }),
+  );
   await registry.join();
   let left: Promise<void> | undefined;
   const shutdown = (stepAside = false) => {

@@ -12,7 +12,8 @@ import { ensureTopics, eventTopics } from '../src/kafka/topics';
 import { startRelaySamplers } from '../src/observability/relay-samplers';
 import { startWorkerObservability } from '../src/observability/worker-observability';
 import { startMemoryLog } from './memory-log';
-import { kafkaProbe, postgresProbe, temporalProbe } from './link-health';
+import { connectionInUseProbe, kafkaProbe, postgresProbe, temporalProbe } from './link-health';
+import { LinkStreak } from './link-streak';
 import { runWorkerMain } from './run-main';
 import { runSteppingAside } from './step-aside';
 import { createRelayWorkerSet } from './relay-worker-set';
@@ -85,27 +86,46 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
     let startingAt = Date.now();
     let linksReadyAt = startingAt;
     let firstPool: typeof pool | undefined = pool;
+    // The running membership's Temporal connection (none while stepped aside), probed as a link of
+    // its own: a heal that leaves it dead (its HTTP/2 connection frozen, found by the SDK's
+    // keepalive only after up to 45 s) while a new connection works makes the worker step aside
+    // and rejoin on a new one, instead of keeping shards it cannot be given work for.
+    let membershipConnection: NativeConnection | undefined;
+    const streak = new LinkStreak();
     let firstProducer: Producer | undefined = producer;
+    const newProducer = async () => {
+      const fresh = createRelayProducer(kafka);
+      await boundedCall(fresh.connect(), sendBoundMs(config), 'Kafka producer connect').catch(async (err: unknown) => {
+        await boundedCall(fresh.disconnect(), sendBoundMs(config), 'Kafka producer disconnect').catch(() => undefined);
+        throw err;
+      });
+      return fresh;
+    };
     const membershipLinks = async (): Promise<MembershipLinks> => {
-      let membershipProducer = firstProducer;
-      firstProducer = undefined;
-      if (!membershipProducer) {
-        const fresh = createRelayProducer(kafka);
-        await boundedCall(fresh.connect(), sendBoundMs(config), 'Kafka producer connect').catch(async (err: unknown) => {
-          await boundedCall(fresh.disconnect(), sendBoundMs(config), 'Kafka producer disconnect').catch(() => undefined);
-          throw err;
-        });
-        membershipProducer = fresh;
-      }
       const given = options.connection;
-      const connection = given ?? firstConnection ?? (await NativeConnection.connect(temporalConnectionOptions(config)));
+      const keptProducer = firstProducer;
+      const keptConnection = given ?? firstConnection;
+      firstProducer = undefined;
       firstConnection = undefined;
+      // The producer and the Temporal connection are opened side by side (a rejoin waits for both).
+      const [producerOpened, connectionOpened] = await Promise.allSettled([
+        keptProducer ? Promise.resolve(keptProducer) : newProducer(),
+        keptConnection ? Promise.resolve(keptConnection) : NativeConnection.connect(temporalConnectionOptions(config)),
+      ]);
+      if (producerOpened.status === 'rejected' || connectionOpened.status === 'rejected') {
+        if (producerOpened.status === 'fulfilled') await boundedCall(producerOpened.value.disconnect(), sendBoundMs(config), 'Kafka producer disconnect').catch(() => undefined);
+        if (connectionOpened.status === 'fulfilled' && !given) await connectionOpened.value.close().catch(() => undefined);
+        throw producerOpened.status === 'rejected' ? producerOpened.reason : (connectionOpened as PromiseRejectedResult).reason;
+      }
+      const membershipProducer = producerOpened.value;
+      const connection = connectionOpened.value;
       const own = options.pool || firstPool ? undefined : newPool();
       const membershipPool = own ?? firstPool ?? pool;
       firstPool = undefined;
       const ownProducer = membershipProducer;
       const sends = abandonableProducer(ownProducer);
       linksReadyAt = Date.now();
+      membershipConnection = connection;
       return {
         connection,
         pool: membershipPool,
@@ -128,9 +148,11 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
       // A worker that cannot reach PostgreSQL, Kafka or Temporal leaves the relay workers and stops taking
       // Temporal tasks until all answer again (workers/step-aside.ts); its shards move meanwhile.
       await runSteppingAside({
-        start: () => {
+        start: async () => {
           startingAt = Date.now();
-          return startRelayMembership(membershipLinks, ({ connection, pool: membershipPool, producer: membershipProducer }) =>
+          // A start that fails has released its links: none is in use (else its probe would fail on
+          // a closed connection and the worker would never count as healed).
+          const membership = await startRelayMembership(membershipLinks, ({ connection, pool: membershipPool, producer: membershipProducer }) =>
             createRelayWorkerSet({
               connection,
               namespace: config.temporal.namespace,
@@ -142,8 +164,19 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
               // Let an in-flight batch finish on SIGTERM (its send and mark take well under this).
               shutdownGraceTime: '10 seconds',
               workerOptions: observability.tracing.workerOptions,
+              linksOkForMs: () => streak.okForMs(),
             }),
-          );
+          ).catch((err: unknown) => {
+            membershipConnection = undefined;
+            throw err;
+          });
+          return {
+            ...membership,
+            shutdown: (stepAside?: boolean) => {
+              membershipConnection = undefined;
+              return membership.shutdown(stepAside);
+            },
+          };
         },
         onStarted: (workers, first) => {
           logger.info(
@@ -152,7 +185,13 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
           );
           if (first) memoryLog = startMemoryLog(logger, config.relay.memoryLogMs);
         },
-        probes: { postgres: postgresProbe(dedicated, config.links.health.timeoutMs), kafka: kafkaProbe(kafka, config.kafka.topic), temporal: temporalProbe(config, config.links.health.timeoutMs) },
+        probes: {
+          postgres: postgresProbe(dedicated, config.links.health.timeoutMs),
+          kafka: kafkaProbe(kafka, config.kafka.topic),
+          temporal: temporalProbe(config, config.links.health.timeoutMs),
+          'temporal (the worker connection)': connectionInUseProbe(() => membershipConnection, config.links.health.timeoutMs),
+        },
+        onRound: (failing) => streak.round(failing),
         health: config.links.health,
         logger,
         stopped: stopped.signal,

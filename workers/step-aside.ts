@@ -1,5 +1,6 @@
 import type { Logger } from '../src/config/logger';
 import type { Config } from '../src/config/env';
+import { AskedAhead } from './asked-ahead';
 import { watchLinks, type LinkProbe } from './link-health';
 
 /** What a worker runs while its links are healthy: built and joined by `start`, drained by `shutdown`. */
@@ -18,10 +19,14 @@ export interface StepAsideOptions<T extends SteppableWork> {
   health: Config['links']['health'];
   logger: Logger;
   /**
-   * Whether another worker can take the work over (default: yes). A worker alone, or when none
-   * else is there, stays: leaving would hand its work to nobody and cost a rejoin afterwards.
+   * Whether another worker can take the work over (default: yes), given the links failing. A
+   * worker alone, or when none else is there, stays: leaving would hand its work to nobody and
+   * cost a rejoin afterwards. Asked at every failed probe round before the step-aside, each time
+   * bounded by the health check's timeout (workers/asked-ahead.ts).
    */
-  othersCanTakeOver?(): Promise<boolean>;
+  othersCanTakeOver?(failing: readonly string[]): Promise<boolean>;
+  /** Told after every probe round which links failed it (none: all answered). */
+  onRound?(failing: readonly string[]): void;
   /** The worker's own stop (SIGTERM): ends the work and returns. */
   stopped: AbortSignal;
 }
@@ -42,12 +47,13 @@ export async function runSteppingAside<T extends SteppableWork>(opts: StepAsideO
     wake?.();
   };
   opts.stopped.addEventListener('abort', onStop, { once: true });
+  const others = opts.othersCanTakeOver ? new AskedAhead(opts.othersCanTakeOver, opts.health.timeoutMs) : undefined;
   const watching = watchLinks(
     opts.probes,
     opts.health,
     {
       down: async (link, reason) => {
-        if (opts.othersCanTakeOver && !(await opts.othersCanTakeOver().catch(() => true))) {
+        if (others && !(await others.othersCanTakeOver([link]))) {
           opts.logger.warn({ link, reason }, 'a link failed its health check, and no other worker is there to take over: staying');
           return false;
         }
@@ -60,6 +66,10 @@ export async function runSteppingAside<T extends SteppableWork>(opts: StepAsideO
         healthy = true;
         opts.logger.info('every link answers again: rejoining');
         wake?.();
+      },
+      round: (failing) => {
+        if (healthy) others?.round(failing);
+        opts.onRound?.(failing);
       },
     },
     watch.signal,

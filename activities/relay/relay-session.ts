@@ -32,13 +32,12 @@ export function createRelaySession(deps: RelayActivityDeps & { registry: RelayWo
 
   return async function relayShardSession(input: RelaySessionInput): Promise<RelaySessionOutput> {
     const { shardIndex, shardCount } = input;
-    const avoid = input.avoid ?? [];
     const out: RelaySessionOutput = { workerId: registry.workerId, ended: 'drained', published: 0, batches: 0, parked: 0, lastId: 0 };
     const progress: RelaySessionProgress = { workerId: registry.workerId, state: 'locking', published: 0, batches: 0 };
     const ending = new SessionEnding(out);
     // Placed here by a fresher read of the live set than this worker's last one? Look again first.
-    if (!registry.owns(shardIndex, shardCount, avoid)) await registry.refresh();
-    if (!registry.owns(shardIndex, shardCount, avoid)) return { ...out, ended: 'moved' };
+    if (!registry.owns(shardIndex, shardCount, input)) await registry.refresh();
+    if (!registry.owns(shardIndex, shardCount, input)) return { ...out, ended: 'moved' };
 
     const stopWatching = watchSessionLifetime(Context.current(), registry, input, ending, progress);
     const marks = new MarkInFlight();

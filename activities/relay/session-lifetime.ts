@@ -13,11 +13,10 @@ const HEARTBEAT_EVERY_MS = 1_000;
  */
 export function watchSessionLifetime(ctx: Context, registry: RelayWorkerRegistry, input: RelaySessionInput, ending: SessionEnding, progress: RelaySessionProgress): () => void {
   const { shardIndex, shardCount } = input;
-  const avoid = input.avoid ?? [];
   const onCancel = () => ending.end('cancelled');
   ctx.cancellationSignal.addEventListener('abort', onCancel);
   const unsubscribe = registry.onChange(() => {
-    if (!registry.owns(shardIndex, shardCount, avoid)) ending.end('moved');
+    if (!registry.owns(shardIndex, shardCount, input)) ending.end('moved');
   });
   const deadline = setTimeout(() => ending.end('time-up'), input.sessionMs);
   // Only while this worker renews its lease: a worker cut off from PostgreSQL stops vouching for a

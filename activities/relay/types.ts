@@ -60,8 +60,10 @@ export interface RelaySessionInput {
   sessionMs: number;
   /** How long a drained shard waits in the session for more rows before going idle. */
   drainGraceMs: number;
-  /** Workers the workflow stopped trusting (a session there timed out): not counted as live. */
+  /** Workers the workflow stopped trusting (a session there timed out): not counted as live (src/outbox/relay-avoidance.ts). */
   avoid?: string[];
+  /** For each avoided worker, when its failed session was placed (PlaceRelayShardOutput.readAt). */
+  avoidSince?: Record<string, number>;
 }
 export interface RelaySessionProgress {
   workerId: string;
@@ -85,10 +87,13 @@ export interface PlaceRelayShardInput {
   shardIndex: number;
   shardCount: number;
   avoid?: string[];
+  avoidSince?: Record<string, number>;
 }
 export interface PlaceRelayShardOutput {
   /** Undefined when no relay worker is live (none has heartbeated within its TTL). */
   workerId?: string;
   taskQueue?: string;
   liveWorkers: number;
+  /** When the live set was read (the database's clock, ms since the epoch). */
+  readAt?: number;
 }

@@ -5,6 +5,7 @@ import { heartbeatRelayWorker } from '../../src/outbox/queries/relay-worker-hear
 import { liveRelayWorkers } from '../../src/outbox/queries/live-relay-workers';
 import { removeRelayWorker } from '../../src/outbox/queries/remove-relay-worker';
 import { placeShard, type LiveRelayWorker } from '../../src/outbox/relay-placement';
+import { stillAvoided, type Avoidance } from '../../src/outbox/relay-avoidance';
 
 /**
  * How often a relay worker renews its row, and how long the row lives without renewal. A killed
@@ -40,10 +41,15 @@ export class RelayWorkerRegistry {
   private leaving = false;
   private readonly listeners = new Set<() => void>();
 
+  /**
+   * `linksOkForMs`: how long this worker's links have answered every health check (null while one
+   * fails), written with each renewal (workers/link-streak.ts); by default always healthy.
+   */
   constructor(
     private readonly db: SqlExecutor,
     readonly relayQueue: string,
     workerId = `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    private readonly linksOkForMs: () => number | null = () => performance.now(),
   ) {
     this.workerId = workerId;
     this.taskQueue = `${relayQueue}@${workerId}`;
@@ -83,10 +89,15 @@ export class RelayWorkerRegistry {
     return performance.now() - this.lastBeatAt < RELAY_WORKER_VOUCH_MS;
   }
 
-  /** True while the shard is placed on this worker (minus workers the shard is avoiding) and it is not leaving. */
-  owns(shardIndex: number, shardCount: number, avoid: readonly string[] = []): boolean {
+  /**
+   * True while the shard is placed on this worker (minus workers the shard is still avoiding:
+   * src/outbox/relay-avoidance.ts) and it is not leaving. A worker the shard stops avoiding (it
+   * reported its links healthy again) takes the shard back at the next refresh.
+   */
+  owns(shardIndex: number, shardCount: number, avoidance: Avoidance = {}): boolean {
     if (this.leaving) return false;
-    const live = this.liveWorkers().filter((w) => w.workerId === this.workerId || !avoid.includes(w.workerId));
+    const avoided = stillAvoided(avoidance, this.liveWorkers());
+    const live = this.liveWorkers().filter((w) => w.workerId === this.workerId || !avoided.has(w.workerId));
     return placeShard(shardIndex, shardCount, live)?.workerId === this.workerId;
   }
 
@@ -104,7 +115,7 @@ export class RelayWorkerRegistry {
 
   private async beat(): Promise<void> {
     if (this.leaving) return;
-    const live = await heartbeatRelayWorker(this.db, { relayQueue: this.relayQueue, workerId: this.workerId, taskQueue: this.taskQueue, ttlMs: RELAY_WORKER_TTL_MS });
+    const live = await heartbeatRelayWorker(this.db, { relayQueue: this.relayQueue, workerId: this.workerId, taskQueue: this.taskQueue, ttlMs: RELAY_WORKER_TTL_MS, linksOkForMs: this.linksOkForMs() });
     this.lastBeatAt = performance.now();
     this.live = live;
     this.notify();

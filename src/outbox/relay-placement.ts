@@ -6,6 +6,8 @@ export interface LiveRelayWorker {
   workerId: string;
   /** The worker's own task queue: a shard's relay session assigned to it is scheduled there. */
   taskQueue: string;
+  /** Since when its links have answered every health check (ms since the epoch, the database's clock); absent while one fails. */
+  linksOkSince?: number;
 }
 
 /**

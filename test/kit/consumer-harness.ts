@@ -5,6 +5,7 @@ import { PROJECT_ROOT } from '../../src/config/env';
 import { HEADERS } from '../../src/kafka/message-format';
 import { withComponentRole } from './database';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../workers/node-args';
+import { trackChild } from './spawned-children';
 
 // Helpers for the consumer tests: real consumer worker processes, events in the relay's wire
 // format, and waits on outcomes (never on wall-clock speed).
@@ -30,12 +31,14 @@ export interface ConsumerProcess {
 export function spawnConsumer(env: Record<string, string>, entry = 'examples/payments/consumer-worker.ts', extraNodeArgs: string[] = []): ConsumerProcess {
   // The heap flags are the ones `npm run worker:consumer` uses (workers/node-args.ts); extra
   // flags come after them, so a benchmark can try another setting of the same flag.
-  const proc = spawn(process.execPath, [...WORKER_NODE_ARGS.consumer, ...extraNodeArgs, '--import', 'tsx', entry], {
-    cwd: PROJECT_ROOT,
-    // Under the worker's own role on the local stack, as `npm start` runs it.
-    env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = trackChild(
+    spawn(process.execPath, [...WORKER_NODE_ARGS.consumer, ...extraNodeArgs, '--import', 'tsx', entry], {
+      cwd: PROJECT_ROOT,
+      // Under the worker's own role on the local stack, as `npm start` runs it.
+      env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   const logs: Record<string, unknown>[] = [];
   const stderr: string[] = [];
   let buffered = '';

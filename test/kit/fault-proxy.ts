@@ -5,6 +5,7 @@ import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { cachePaths } from '../../tools/local-stack/paths';
 import { toxiproxyServer } from '../../tools/local-stack/toxiproxy';
 import { ForgettingGate } from './forgetting-gate';
+import { trackChild } from './spawned-children';
 
 // A fault proxy between one worker process and one service: the worker is given `link.address`
 // instead of the service's, and the test breaks, slows or heals that one link while the others
@@ -60,7 +61,7 @@ export interface FaultProxy {
 export async function startFaultProxy(opts: { log?: (m: string) => void } = {}): Promise<FaultProxy> {
   const binary = toxiproxyServer(cachePaths(loadStackConfig().local.cacheDir), opts.log ?? (() => undefined));
   const apiPort = await freePort();
-  const server = spawn(binary, ['-host', '127.0.0.1', '-port', String(apiPort)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const server = trackChild(spawn(binary, ['-host', '127.0.0.1', '-port', String(apiPort)], { stdio: ['ignore', 'ignore', 'pipe'] }));
   let stderr = '';
   server.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const api = new ToxiproxyApi(`http://127.0.0.1:${apiPort}`);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/config/env';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../workers/node-args';
 import { procStatusKiB } from './process-memory';
+import { trackChild } from './spawned-children';
 
 export interface WorkerMemoryLog {
   rssMiB: number;
@@ -33,11 +34,13 @@ export class RelayWorkerProcess {
    * fixture around it (test/fixtures/relay-worker-fault-point.ts).
    */
   constructor(env: Record<string, string>, extraNodeArgs: string[] = [], entry: string[] = [path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')]) {
-    this.child = spawn(process.execPath, [...WORKER_NODE_ARGS.relay, ...extraNodeArgs, '--require', 'tsx/cjs', ...entry], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = trackChild(
+      spawn(process.execPath, [...WORKER_NODE_ARGS.relay, ...extraNodeArgs, '--require', 'tsx/cjs', ...entry], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
     // A long run (the network soak) can keep each worker's whole output in files, to see after
     // the fact why one stopped: OUTBOX_TEST_WORKER_LOG_DIR names the directory.

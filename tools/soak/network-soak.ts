@@ -18,6 +18,8 @@ export interface NetworkSoakOptions {
   log: (m: string) => void;
   /** Called with the figures so far after every cell (and with the final ones), so a killed run leaves them. */
   progress?: (result: NetworkSoakResult) => void;
+  /** Ends the run early (SIGINT, SIGTERM): no new fault, the figures so far saved, the rig stopped; the run rejects. */
+  signal?: AbortSignal;
 }
 
 /** One fault of the soak: the cell's figures, and the other workers' faults that were on when it began. */
@@ -102,7 +104,7 @@ export async function runNetworkSoak(opts: NetworkSoakOptions): Promise<NetworkS
   watchExit('consumer B', rig.consumers.b.proc, () => [...rig.consumers.b.logs.map((l) => JSON.stringify(l)), ...rig.consumers.b.stderr]);
   if (rig.retention) watchExit('retention', rig.retention.proc, () => [...rig.retention!.logs.map((l) => JSON.stringify(l)), ...rig.retention!.stderr]);
   const elapsedMin = () => (Date.now() - started) / 60_000;
-  const enough = () => elapsedMin() >= opts.maxMinutes || (elapsedMin() >= opts.minutes && runs.length >= opts.faults);
+  const enough = () => opts.signal?.aborted || elapsedMin() >= opts.maxMinutes || (elapsedMin() >= opts.minutes && runs.length >= opts.faults);
   const stepAsides = (lines: string[]) => lines.filter((l) => l.includes('stepping aside until it answers again')).length;
   const snapshot = (final?: Checkpoint): NetworkSoakResult => ({
     startedAt: new Date(started).toISOString(),
@@ -162,7 +164,16 @@ export async function runNetworkSoak(opts: NetworkSoakOptions): Promise<NetworkS
         report();
       }
     };
-    await Promise.all(WORKER_KINDS.map(loop));
+    // Interrupted, the cells in progress are not waited for: the rig is stopped under them.
+    const interrupted = new Promise<void>((resolve) => {
+      if (opts.signal?.aborted) resolve();
+      opts.signal?.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await Promise.race([Promise.all(WORKER_KINDS.map(loop)), interrupted]);
+    if (opts.signal?.aborted) {
+      report();
+      throw new Error(`interrupted after ${runs.length} faults in ${elapsedMin().toFixed(1)} min; the figures so far are saved`);
+    }
     opts.log(`${runs.length} faults (${errors.length} more cells could not run) in ${elapsedMin().toFixed(1)} min; draining and counting`);
     const final = await checkpoint(rig, false);
     clearInterval(sampler);

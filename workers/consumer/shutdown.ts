@@ -24,8 +24,12 @@ export function drainAndLeave(deps: ConsumerDeps, kafka: ConsumerKafkaSide, stop
   }
   // Unreferenced timers do not hold the process.
   const bound = () => sleep(deps.config.consumer.rebalanceTimeoutMs, undefined, { ref: false });
+  // Stepping aside, leaving the group is a courtesy: over a dead Kafka link it cannot arrive (the
+  // broker ends the member it no longer hears from), and the health check waits for the step-aside
+  // to finish before its next round, so the rejoin after a heal would wait out the whole bound.
+  const leaveBound = () => (stepAside ? sleep(deps.config.links.health.timeoutMs, undefined, { ref: false }) : bound());
   return (stepAside ? Promise.resolve() : Promise.race([kafka.sequence.drain(), bound()]))
-    .then(() => Promise.race([kafka.consumer.disconnect(), bound()]))
+    .then(() => Promise.race([kafka.consumer.disconnect(), leaveBound()]))
     .catch(() => undefined)
     .finally(stopWorker);
 }

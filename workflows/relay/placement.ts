@@ -23,21 +23,35 @@ const { placeRelayShard: placeOnAnyWorker } = proxyActivities<RelayActivities>({
 });
 
 // A worker whose session timed out is left out of this shard's placement for this long (its row
-// in outbox_relay_workers expires within 10 s if it is dead).
+// in outbox_relay_workers expires within 10 s if it is dead), or until it reports its links
+// healthy since after that session was placed (src/outbox/relay-avoidance.ts): a worker cut off
+// for less than its step-aside takes, then healed, gets its shards back at once rather than after
+// this, and one whose link is still dead (or that hung without noticing) stays left out for all of it.
 const AVOID_TIMED_OUT_WORKER_MS = 60_000;
 
 /** Places a shard's sessions on the live relay workers, leaving out those it stopped trusting. */
 export class ShardPlacement {
   private readonly avoidUntil = new Map<string, number>();
+  // When each worker was last chosen, by the database's clock (the placement's read), and, for
+  // the avoided ones, when their failed session was placed.
+  private readonly placedAt = new Map<string, number>();
+  private readonly avoidSince = new Map<string, number>();
 
   constructor(private readonly input: RelayShardInput) {}
 
   /** The worker for the next session (none when no relay worker is live), and the workers left out. */
-  async place(): Promise<{ place: PlaceRelayShardOutput; avoid: string[] }> {
-    const avoid = this.avoiding();
-    const input = { shardIndex: this.input.shardIndex, shardCount: this.input.shardCount, avoid };
+  async place(): Promise<{ place: PlaceRelayShardOutput; avoid: string[]; avoidSince: Record<string, number> }> {
+    const { avoid, avoidSince } = this.avoidance();
+    const input = { shardIndex: this.input.shardIndex, shardCount: this.input.shardCount, avoid, avoidSince };
     const place = patched(PLACE_ON_ANY_WORKER) ? await placeOnAnyWorker(input) : await placeRelayShard(input);
-    return { place, avoid };
+    if (place.workerId !== undefined && place.readAt !== undefined) this.placedAt.set(place.workerId, place.readAt);
+    return { place, avoid, avoidSince };
+  }
+
+  /** The workers left out now, and when each one's failed session was placed (where known). */
+  avoidance(): { avoid: string[]; avoidSince: Record<string, number> } {
+    const avoid = this.avoiding();
+    return { avoid, avoidSince: Object.fromEntries(avoid.filter((w) => this.avoidSince.has(w)).map((w) => [w, this.avoidSince.get(w)!])) };
   }
 
   /** The workers left out now (their session timed out lately). */
@@ -49,5 +63,8 @@ export class ShardPlacement {
   /** A session on `workerId` timed out: the worker may be dead or hung; place elsewhere for a while. */
   avoid(workerId: string): void {
     this.avoidUntil.set(workerId, Date.now() + AVOID_TIMED_OUT_WORKER_MS);
+    const placedAt = this.placedAt.get(workerId);
+    if (placedAt === undefined) this.avoidSince.delete(workerId);
+    else this.avoidSince.set(workerId, placedAt);
   }
 }

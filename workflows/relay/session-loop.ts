@@ -45,7 +45,7 @@ export async function relayBySessions(run: ShardRun): Promise<void> {
       if ((await waitWhileIdle(run)) !== 'pending') continue;
       drained = false;
     }
-    const { place, avoid } = keptPlace ? { place: keptPlace, avoid: placement.avoiding() } : await placement.place();
+    const { place, avoid, avoidSince } = keptPlace ? { place: keptPlace, ...placement.avoidance() } : await placement.place();
     keptPlace = undefined;
     if (!place.taskQueue) {
       // No relay worker has heartbeated lately (they cannot reach PostgreSQL): look again soon.
@@ -68,6 +68,7 @@ export async function relayBySessions(run: ShardRun): Promise<void> {
           sessionMs: input.sessionMs ?? DEFAULT_SESSION_MS,
           drainGraceMs: input.drainGraceMs ?? DEFAULT_SESSION_DRAIN_GRACE_MS,
           avoid,
+          avoidSince,
         });
       });
     } catch (err) {

@@ -9,6 +9,8 @@ import type { GrayRig } from './rig';
 const POLL_MS = 500;
 // How long a cell keeps measuring past a bound, so a miss is reported with its figure.
 const MEASURE_PAST_BOUND_MS = 60_000;
+// How long traffic flows before a fault (at least).
+const TRAFFIC_BEFORE_FAULT_MS = 3_000;
 const STEP_ASIDE = 'a link failed its health check: stepping aside until it answers again';
 
 export interface CellTiming {
@@ -85,8 +87,12 @@ export async function runCell(rig: GrayRig, cell: Cell, timing: CellTiming, log:
   const takeoverBound = BOUNDS.takeoverMs + BOUNDS.batchMs;
   let takeoverMs: number | null = null;
   let movedMs: number | null = null;
+  // Moved: every shard's holder known, none the faulty worker (a status query that did not answer
+  // in time says nothing either way).
   const watchMoved = async () => {
-    if (cell.kind === 'relay' && movedMs === null && !(await holdsWork(rig, cell))) movedMs = Date.now() - faultAt;
+    if (cell.kind !== 'relay' || movedMs !== null) return;
+    const holders = await rig.shardHolders();
+    if (holders.every((pid) => Number.isFinite(pid)) && !holders.includes(rig.relays.a.child.pid!)) movedMs = Date.now() - faultAt;
   };
   while (Date.now() - faultAt < takeoverBound + measurePast) {
     await watchMoved();
@@ -149,12 +155,18 @@ function inject(link: FaultLink, fault: Cell['fault']) {
 }
 
 /**
- * Before a fault: the backlog young (under 5 s, when `youngBacklog()` asks for it) and the faulty
+ * Before a fault: traffic flowing, the backlog young (under 5 s, when `youngBacklog()` asks for it) and the faulty
  * worker holding work, so the cell measures a takeover of real work. Waits at most `settleMs` (a
  * previous cell's rejoin settling).
  */
 async function inStep(rig: GrayRig, backlog: Backlog, cell: Cell, youngBacklog: () => boolean, settleMs: number) {
   const deadline = Date.now() + settleMs;
+  // Traffic flowing for a while (it pauses for a checkpoint between cells), so the fault finds
+  // events in flight on the faulty worker: with none, every event committed before the fault is
+  // already applied, and the takeover measures nothing.
+  const newest = await backlog.newestId();
+  while (Date.now() < deadline && (await backlog.newestId()) <= newest) await sleep(POLL_MS);
+  await sleep(TRAFFIC_BEFORE_FAULT_MS);
   while (Date.now() < deadline) {
     const young = !youngBacklog() || ((await backlog.oldestUnapplied().catch(() => undefined))?.ageMs ?? 0) < 5_000;
     if (young && (cell.kind === 'retention' || (await holdsWork(rig, cell)))) return;

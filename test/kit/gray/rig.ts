@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { loadConfig } from '../../../src/config/env';
 import { loadStackConfig } from '../../../tools/local-stack/stack-config';
@@ -13,6 +14,8 @@ import type { Service, WorkerKind } from './cells';
 import { GrayTraffic } from './traffic';
 
 const STARTUP_MS = 240_000;
+// How long the rig waits for one shard's status query.
+const QUERY_BOUND_MS = 2_000;
 const SHARDS = 8;
 const PARTITIONS = 6;
 export const ACCOUNTS = 64;
@@ -108,9 +111,14 @@ export class GrayRig {
     }
   }
 
-  /** The pid of the relay worker running each shard's session now (NaN where unknown). */
+  /**
+   * The pid of the relay worker running each shard's session now (NaN where unknown). Each query
+   * is bounded: one whose workflow task waits for a worker cut off from Temporal answers only
+   * once the task moves, and a cell measuring a takeover must not wait for it.
+   */
   async shardHolders(): Promise<number[]> {
-    const statuses = await Promise.all(this.shards.map((h) => h.query<RelayStatus>('status').catch(() => undefined)));
+    const bounded = (h: WorkflowHandle) => Promise.race([h.query<RelayStatus>('status').catch(() => undefined), sleep(QUERY_BOUND_MS).then(() => undefined)]);
+    const statuses = await Promise.all(this.shards.map(bounded));
     return statuses.map((s) => Number(/-(\d+)-[0-9a-f]+$/.exec(s?.worker ?? '')?.[1]));
   }
 
@@ -122,15 +130,23 @@ export class GrayRig {
     return consumerWorker(this.retention);
   }
 
+  /**
+   * Stops everything: the worker processes first (kill -9) and the fault proxy, then what they
+   * used. Each step runs whatever an earlier one did, so a failed step (a service that no longer
+   * answers) never leaves a worker process running; the first error is thrown at the end.
+   */
   async stop(): Promise<void> {
-    await this.traffic?.stop();
-    await terminateStartedShards();
+    const errors: unknown[] = [];
+    const step = (work: () => Promise<unknown>) => work().catch((err: unknown) => void errors.push(err));
+    await step(async () => this.traffic?.stop());
     const all = [relayWorker(this.relays.a), relayWorker(this.relays.b), consumerWorker(this.consumers.a), consumerWorker(this.consumers.b), ...(this.retention ? [consumerWorker(this.retention)] : [])];
-    for (const w of all) await w.kill9();
-    await this.proxy.close();
-    await this.topic.remove().catch(() => undefined);
-    await this.temporal.connection.close();
-    await this.db.drop();
+    await Promise.all(all.map((w) => step(() => w.kill9())));
+    await step(() => this.proxy.close());
+    await step(() => terminateStartedShards());
+    await step(() => this.topic.remove());
+    await step(() => this.temporal.connection.close());
+    await step(() => this.db.drop());
+    if (errors.length > 0) throw errors[0];
   }
 }
 
