@@ -1,9 +1,10 @@
-import { Client, type Pool } from 'pg';
+import type { Pool } from 'pg';
 import { EXAMPLE_KEY_FIELD, migrateExample } from '../../examples/migrate';
 import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { migrate } from '../../src/db/migrate';
 import { createPool } from '../../src/db/pool';
 import type { WorkerComponent } from '../../tools/local-stack/local-credentials';
+import { admin, templateDatabase, templateDatabasesEnabled, withDatabase } from './database-templates';
 import { uniqueName } from './ids';
 
 export interface TestDatabase {
@@ -11,22 +12,6 @@ export interface TestDatabase {
   url: string;
   pool: Pool;
   drop(): Promise<void>;
-}
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
-async function admin<T>(serverUrl: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: withDatabase(serverUrl, 'postgres') });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }
 
 export interface TestDatabaseOptions {
@@ -58,9 +43,18 @@ export async function migrateWithExample(url: string): Promise<void> {
 export async function createTestDatabase(opts: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const serverUrl = opts.serverUrl ?? loadStackConfig().database.url;
   const name = uniqueName(opts.prefix ?? 'test').replace(/-/g, '_');
-  await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = withDatabase(serverUrl, name);
-  if (opts.migrated !== false) await (opts.example !== false ? migrateWithExample(url) : migrate(url));
+  const migrateInto = opts.example !== false ? migrateWithExample : (u: string) => migrate(u).then(() => undefined);
+  if (opts.migrated === false) await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`));
+  else if (templateDatabasesEnabled()) {
+    // A copy of this run's migrated template (test/kit/database-templates.ts): the same objects,
+    // without applying every migration again.
+    const template = await templateDatabase(serverUrl, opts.example !== false ? 'example' : 'library', migrateInto);
+    await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+  } else {
+    await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`));
+    await migrateInto(url);
+  }
   // No statement timeout for this pool: tests and benchmarks seed in single statements (2,000
   // rows of up to 900 kB, a 200,000-row scene, millions of rows) that may run long on a busy
   // machine. Workers keep theirs.

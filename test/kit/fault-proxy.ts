@@ -59,7 +59,7 @@ export interface FaultProxy {
 
 /** Starts a Toxiproxy server of its own on a free port (built once into the cache folder). */
 export async function startFaultProxy(opts: { log?: (m: string) => void } = {}): Promise<FaultProxy> {
-  const binary = toxiproxyServer(cachePaths(loadStackConfig().local.cacheDir), opts.log ?? (() => undefined));
+  const binary = await toxiproxyServer(cachePaths(loadStackConfig().local.cacheDir), opts.log ?? (() => undefined));
   const apiPort = await freePort();
   const server = trackChild(spawn(binary, ['-host', '127.0.0.1', '-port', String(apiPort)], { stdio: ['ignore', 'ignore', 'pipe'] }));
   let stderr = '';

@@ -8,6 +8,7 @@ import { StackError } from './errors';
 import { buildSchemaRegistry, ensureSchemaRegistry, localSchemaRegistryUrl, schemaRegistryStatus, stopSchemaRegistry } from './schema-registry';
 import { ensureTemporalServerBinaries } from './temporal-server/build';
 import { ensureUiServerBinary } from './temporal-cluster/ui-server';
+import { toxiproxyServer } from './toxiproxy';
 
 export function registerStackCommands(program: Command) {
   const stack = program.command('stack').description('the local Temporal, Kafka and PostgreSQL services');
@@ -37,16 +38,20 @@ export function registerStackCommands(program: Command) {
   stack
     .command('build')
     .description("build Temporal's server, its SQL tool and its Web UI server into the cache (what TEMPORAL_SERVER=postgres and cluster run), without starting anything")
-    .option('--with <extras...>', 'also build: schema-registry (first, so a test that starts the registry meanwhile waits for this build instead of racing it)')
+    .option('--with <extras...>', 'also build, first and in this order: toxiproxy (the fault tests\' proxy), schema-registry; a test that needs one meanwhile waits for this build instead of racing it')
     .action(async (opts: { with?: string[] }) => {
       const extras = opts.with ?? [];
-      const unknown = extras.filter((e) => e !== 'schema-registry');
-      if (unknown.length) throw new Error(`unknown build ${unknown.join(', ')}: the optional one is schema-registry`);
+      const unknown = extras.filter((e) => e !== 'schema-registry' && e !== 'toxiproxy');
+      if (unknown.length) throw new Error(`unknown build ${unknown.join(', ')}: the optional ones are toxiproxy and schema-registry`);
       const paths = cachePaths(loadStackConfig().local.cacheDir);
       const t0 = Date.now();
+      if (extras.includes('toxiproxy')) {
+        await toxiproxyServer(paths, say);
+        say(`Toxiproxy ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      }
       if (extras.includes('schema-registry')) {
         await buildSchemaRegistry(paths, say);
-        say(`Schema Registry built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        say(`Schema Registry ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       }
       ensureTemporalServerBinaries(paths, say);
       ensureUiServerBinary(paths, say);
