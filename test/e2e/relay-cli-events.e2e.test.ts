@@ -10,6 +10,7 @@ import { createTestTopic } from '../kit/kafka';
 import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
+import { insertVersionedRow } from '../kit/versioned-rows';
 
 const CLI = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
 const EVENTS_MODULE = path.join('test', 'fixtures', 'events', 'order-placed-module.ts');
@@ -38,11 +39,7 @@ describe('`temporal-outbox relay worker --events <module>`: the bin CLI relay ch
   });
 
   const insert = (payload: Record<string, unknown>, version?: number) =>
-    db.pool.query('INSERT INTO temporal_outbox.outbox_events (event_type, payload, headers) VALUES ($1, $2, $3)', [
-      'order_placed',
-      JSON.stringify({ type: 'order_placed', ...payload }),
-      JSON.stringify(version === undefined ? {} : { 'event-version': String(version) }),
-    ]);
+    insertVersionedRow(db.pool, 'order_placed', { type: 'order_placed', ...payload }, version);
 
   it('parks the rows the schema refuses with its message and publishes the good ones', async () => {
     const relayQueue = uniqueName('cli-events-relay');

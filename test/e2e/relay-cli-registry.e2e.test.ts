@@ -12,6 +12,7 @@ import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from
 import { testSchemaRegistry } from '../kit/schema-registry';
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
+import { insertVersionedRow } from '../kit/versioned-rows';
 
 const CLI = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
 const EVENTS_MODULE = path.join('test', 'fixtures', 'events', 'registry-module.ts');
@@ -51,11 +52,7 @@ describe('`temporal-outbox relay worker --events <module>` with a Schema Registr
   });
 
   const insert = (payload: Record<string, unknown>, version?: number, type = 'order_placed') =>
-    db.pool.query('INSERT INTO temporal_outbox.outbox_events (event_type, payload, headers) VALUES ($1, $2, $3)', [
-      type,
-      JSON.stringify({ type, ...payload }),
-      JSON.stringify(version === undefined ? {} : { 'event-version': String(version) }),
-    ]);
+    insertVersionedRow(db.pool, type, { type, ...payload }, version);
 
   it('frames v1 and v2 rows with the ids of the module\'s v1 and v2 schemas, JSON Schema and Avro, not the subjects\' latest', async () => {
     const client = new SchemaRegistryClient({ url: registry.url, requestTimeoutMs: 10_000 });

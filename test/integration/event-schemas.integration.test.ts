@@ -11,6 +11,7 @@ import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
 import { OrderPlacedV2 } from '../fixtures/events/order-placed';
 import { CREATE_PLACED_ORDERS, placedOrderHandler, placedOrders } from '../fixtures/events/placed-orders';
+import { insertVersionedRow } from '../kit/versioned-rows';
 
 // Rows a plain-SQL producer writes that do not match their type's schema: parked with the
 // schema's message by the consumer (a relay that does not know the types publishes them), or by
@@ -25,12 +26,7 @@ describe('event schemas: bad plain-SQL rows parked with the schema message, good
   const stop = new AbortController();
   let consumer: Promise<unknown>;
 
-  const insert = (payload: Record<string, unknown>, version?: number) =>
-    db.pool.query('INSERT INTO temporal_outbox.outbox_events (event_type, payload, headers) VALUES ($1, $2, $3)', [
-      'order_placed',
-      JSON.stringify(payload),
-      JSON.stringify(version === undefined ? {} : { 'event-version': String(version) }),
-    ]);
+  const insert = (payload: Record<string, unknown>, version?: number) => insertVersionedRow(db.pool, 'order_placed', payload, version);
   const outboxParked = async () => (await db.pool.query(`SELECT payload->>'event_id' AS event_id, last_error FROM temporal_outbox.outbox_events WHERE parked_at IS NOT NULL ORDER BY id`)).rows;
   const inboxParked = async () => (await db.pool.query('SELECT event_id, reason FROM temporal_outbox.inbox_parked_events ORDER BY kafka_offset')).rows;
 

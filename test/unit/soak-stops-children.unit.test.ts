@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { isAlive } from '../../tools/local-stack/processes';
 
 // `npm run soak -- --network` interrupted must not leave its worker processes running
 // (tools/soak/stop-on-signals.ts): a run built on the kit, sent SIGTERM or SIGINT, exits with
 // 143/130 and no child it spawned is still alive.
 const fixture = path.join(__dirname, '..', 'fixtures', 'soak-with-children.ts');
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function interrupt(signals: NodeJS.Signals[], args: string[] = []): Promise<{ code: number | null; childPid: number; output: string }> {
   const run = spawn(process.execPath, ['--import', 'tsx', fixture, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -34,7 +27,7 @@ async function interrupt(signals: NodeJS.Signals[], args: string[] = []): Promis
   if (code === 'hung') run.kill('SIGKILL');
   assert.notEqual(code, 'hung', `the run exited: ${output}`);
   // The kill is sent before the exit; give the kernel a moment to reap it.
-  for (let i = 0; i < 50 && alive(childPid); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let i = 0; i < 50 && isAlive(childPid); i++) await new Promise((resolve) => setTimeout(resolve, 50));
   return { code: code as number | null, childPid, output };
 }
 
@@ -44,12 +37,12 @@ describe('network soak: interrupted, it stops what it started', function () {
   it('SIGTERM: exits 143 and its child process is gone', async () => {
     const { code, childPid, output } = await interrupt(['SIGTERM']);
     assert.equal(code, 143, output);
-    assert.equal(alive(childPid), false, `child ${childPid} still running`);
+    assert.equal(isAlive(childPid), false, `child ${childPid} still running`);
   });
 
   it('SIGINT twice while its stop hangs: exits 130 at once and its child process is gone', async () => {
     const { code, childPid, output } = await interrupt(['SIGINT', 'SIGINT'], ['stuck']);
     assert.equal(code, 130, output);
-    assert.equal(alive(childPid), false, `child ${childPid} still running`);
+    assert.equal(isAlive(childPid), false, `child ${childPid} still running`);
   });
 });

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { killSpawnedChildren } from '../../test/kit/spawned-children';
+import { isAlive } from '../local-stack/processes';
 
 // How long an interrupted soak may take to stop its rig (kill its workers and proxy, drop what it
 // made) before every child process it spawned is killed anyway and it exits.
@@ -46,7 +47,7 @@ export async function runStoppingChildren(work: (signal: AbortSignal) => Promise
   // this process would run on without a parent to report to. Its end counts as a SIGTERM.
   const launcher = npmAncestor();
   const watchLauncher = launcher === undefined ? undefined : setInterval(() => {
-    if (!alive(launcher)) {
+    if (!isAlive(launcher)) {
       clearInterval(watchLauncher);
       log(`npm (pid ${launcher}), which started this run, is gone`);
       onSignal('SIGTERM');
@@ -85,11 +86,4 @@ function npmAncestor(): number | undefined {
   return undefined;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+
