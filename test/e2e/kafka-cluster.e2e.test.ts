@@ -15,6 +15,7 @@ import { childEnv, isolatedStack, type IsolatedStack } from '../kit/isolated-sta
 import { startShard, terminateStartedShards } from '../kit/relay-harness';
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
+import { compiledScript } from '../kit/compiled-build';
 
 // Kafka as a cluster (LOCAL_KAFKA_BROKERS=3): three KRaft nodes of a scratch cache folder on
 // ports of their own, the project's topics replicated 3 times with min.insync.replicas=2. While
@@ -60,8 +61,8 @@ describe('Kafka as a 3-node KRaft cluster: kill -9 of a partition leader while e
 
     const logDir = path.join(stack.dir, 'logs', 'workers');
     const env = childEnv(stack, external);
-    workers.push(startChildWorker('relay-worker', 'workers/relay.worker.ts', logDir, env));
-    workers.push(startChildWorker('consumer-worker', 'examples/payments/consumer-worker.ts', logDir, env));
+    workers.push(startChildWorker('relay-worker', compiledScript('workers/relay.worker.ts'), logDir, env));
+    workers.push(startChildWorker('consumer-worker', compiledScript('examples/payments/consumer-worker.ts'), logDir, env));
     await waitForPollers(temporal.client, [config.relay.taskQueue!, config.consumer.taskQueue!], 180_000);
     await startShard(temporal.client, config.relay.taskQueue!, { batchSize: 200 });
   });

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
@@ -18,6 +17,7 @@ import { createTestTopic, testKafka } from '../kit/kafka';
 import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
+import { nodeScript } from '../kit/compiled-build';
 
 const run = promisify(execFile);
 const CONSUMER = 'payments-credit';
@@ -219,7 +219,7 @@ describe('PostgreSQL failover: a streaming replica promoted while events flow', 
 
     // `audit repair` finds the same three kinds: it re-publishes A and lists C and B for a person.
     const cli = (...args: string[]) =>
-      run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), 'audit', 'repair', '--since', testStart, '--settle-ms', '0', '--json', ...args], {
+      run(process.execPath, [...nodeScript('src/cli/main.ts'), 'audit', 'repair', '--since', testStart, '--settle-ms', '0', '--json', ...args], {
         cwd: PROJECT_ROOT,
         env: { ...process.env, DATABASE_URL: rig!.url, KAFKA_TOPIC: topic!.topic, AUDIT_CONSUMERS: `${CONSUMER}=payment_confirmed` },
       }).then(

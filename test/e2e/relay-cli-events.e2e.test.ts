@@ -11,6 +11,7 @@ import { readWholeTopic, RelayProcess, startShard, terminateStartedShards } from
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
 import { insertVersionedRow } from '../kit/versioned-rows';
+import { nodeScript } from '../kit/compiled-build';
 
 const CLI = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
 const EVENTS_MODULE = path.join('test', 'fixtures', 'events', 'order-placed-module.ts');
@@ -65,7 +66,7 @@ describe('`temporal-outbox relay worker --events <module>`: the bin CLI relay ch
   });
 
   it('refuses to start, naming the module, when the module has no event definitions', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'relay', 'worker', '--events', 'test/fixtures/events/no-events-module.ts'], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...nodeScript(CLI), 'relay', 'worker', '--events', 'test/fixtures/events/no-events-module.ts'], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve, reject) => {

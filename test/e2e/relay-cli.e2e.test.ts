@@ -16,6 +16,7 @@ import { createTestTopic } from '../kit/kafka';
 import { readWholeTopic, RelayProcess } from '../kit/relay-harness';
 import { eventually } from '../kit/wait';
 import { statusQuery } from '../../workflows/relay/contract';
+import { nodeScript } from '../kit/compiled-build';
 
 const run = promisify(execFile);
 
@@ -76,7 +77,7 @@ describe('relay started with the Temporal CLI, as docs/relay.md says', function 
     );
   const pending = async () => Number((await db.pool.query(`SELECT count(*) AS n FROM temporal_outbox.outbox_events WHERE published_at IS NULL`)).rows[0].n);
   const outboxCli = (...args: string[]) =>
-    run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...workerEnv() } });
+    run(process.execPath, [...nodeScript('src/cli/main.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...workerEnv() } });
 
   it('publishes events after the documented `temporal workflow start` commands; `status` answers', async () => {
     workers.push(new RelayProcess(workerEnv()));

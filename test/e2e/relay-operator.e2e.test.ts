@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -16,6 +15,7 @@ import { uniqueName } from '../kit/ids';
 import { createTestTopic } from '../kit/kafka';
 import { readWholeTopic, relayTestConfig, startInProcessRelay, type InProcessRelay } from '../kit/relay-harness';
 import { eventually } from '../kit/wait';
+import { nodeScript } from '../kit/compiled-build';
 
 const run = promisify(execFile);
 
@@ -33,7 +33,7 @@ describe('relay pause, resume and redrive through Temporal (CLI)', function () {
   let cliEnv: NodeJS.ProcessEnv;
 
   const outboxCli = (...args: string[]) =>
-    run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: PROJECT_ROOT, env: cliEnv });
+    run(process.execPath, [...nodeScript('src/cli/main.ts'), ...args], { cwd: PROJECT_ROOT, env: cliEnv });
   const insert = (prefix: string, from: number, to: number) =>
     db.pool.query(
       `INSERT INTO temporal_outbox.outbox_events (event_type, payload)

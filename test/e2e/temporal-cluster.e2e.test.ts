@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { PROJECT_ROOT } from '../../src/config/env';
@@ -18,6 +17,7 @@ import { monitorStalls, type StallMonitor } from '../kit/progress-stalls';
 import { RelayProcess } from '../kit/relay-harness';
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
+import { nodeScript } from '../kit/compiled-build';
 
 const run = promisify(execFile);
 const CONSUMER = 'payments-credit';
@@ -108,7 +108,7 @@ describe('Temporal as a cluster of processes (TEMPORAL_SERVER=cluster)', functio
     const prefix = uniqueName('cluster-relay');
     const workerEnv = () => ({ DATABASE_URL: db.url, KAFKA_TOPIC: topic.topic, RELAY_TASK_QUEUE: `${prefix}-queue`, RELAY_WORKFLOW_ID_PREFIX: prefix, RELAY_SHARDS: '2' });
     const outboxCli = (...args: string[]) =>
-      run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...workerEnv() }, timeout: 120_000 });
+      run(process.execPath, [...nodeScript('src/cli/main.ts'), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...workerEnv() }, timeout: 120_000 });
     const measured: string[] = [];
 
     before(async function () {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
 import { OUTBOX_REGISTRY } from '../../src/observability/registry';
@@ -20,6 +19,7 @@ import { createTestTopic } from '../kit/kafka';
 import { RelayProcess, startShard, terminateStartedShards } from '../kit/relay-harness';
 import { testTemporalClient } from '../kit/temporal';
 import { eventually } from '../kit/wait';
+import { nodeScript } from '../kit/compiled-build';
 
 const run = promisify(execFile);
 
@@ -168,7 +168,7 @@ describe('audit (Temporal Schedule) on the real pipeline', function () {
     for (const text of ['audit-lost', 'audit-5', 'account 3']) assert.ok(check!.problems[0]!.message.includes(text), check!.problems[0]!.message);
 
     // And from the CLI, which exits non-zero on drift.
-    const cli = await run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), 'audit', 'last'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } }).then(
+    const cli = await run(process.execPath, [...nodeScript('src/cli/main.ts'), 'audit', 'last'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } }).then(
       () => assert.fail('audit last must exit 1 on drift'),
       (err: { code: number; stdout: string }) => err,
     );

@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
 import { createTestTopic, testKafka } from '../kit/kafka';
 import { eventually } from '../kit/wait';
+import { nodeScript } from '../kit/compiled-build';
 
 const run = promisify(execFile);
 
@@ -103,7 +104,7 @@ describe('consumer: bad input is parked with its reason and consumption continue
     assert.ok(dead.every((d) => d.reason.length > 0));
 
     // The operator's view.
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'inbox', 'parked', '--limit', '100'], {
+    const { stdout } = await run(process.execPath, [...nodeScript('src/cli/main.ts'), 'inbox', 'parked', '--limit', '100'], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, DATABASE_URL: db.url },
     });

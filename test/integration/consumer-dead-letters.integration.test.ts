@@ -9,6 +9,7 @@ import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
 import { createTestTopic, testKafka } from '../kit/kafka';
 import { eventually } from '../kit/wait';
+import { nodeScript } from '../kit/compiled-build';
 
 const run = promisify(execFile);
 
@@ -130,7 +131,7 @@ describe('consumer: dead letters never stall a partition; redrive credits once',
 
     it('redrive credits a parked event once its account exists, exactly once however often redriven', async () => {
       const cli = (...args: string[]) =>
-        run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'inbox', 'redrive', ...args], {
+        run(process.execPath, [...nodeScript('src/cli/main.ts'), 'inbox', 'redrive', ...args], {
           cwd: PROJECT_ROOT,
           env: { ...process.env, DATABASE_URL: db.url, CONSUMER_TASK_QUEUE: taskQueue, TEMPORAL_CALL_TIMEOUT_MS: '60000' },
         }).catch((err: { stdout: string; code: number }) => ({ stdout: err.stdout, code: err.code }));

@@ -9,6 +9,7 @@ import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
 import { createTestTopic, testKafka } from '../kit/kafka';
 import { eventually } from '../kit/wait';
+import { nodeScript } from '../kit/compiled-build';
 
 // Issue 14, point 6: 1.2 million events waited with no consumer running and the doctor said OK,
 // because a credit had been applied within CONSUMER_MAX_LAG_MS (1 day). Reproduced small: a
@@ -44,7 +45,7 @@ describe('doctor: events wait and no consumer runs', function () {
     await new Promise((r) => setTimeout(r, 2500));
 
     // The doctor as an operator runs it.
-    const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'doctor', '--json'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } }).catch(
+    const run = await promisify(execFile)(process.execPath, [...nodeScript('src/cli/main.ts'), 'doctor', '--json'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } }).catch(
       (err: { stdout: string; code: number }) => ({ stdout: err.stdout, code: err.code }),
     );
     assert.equal((run as { code?: number }).code, 1, 'the doctor exits non-zero');

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { seedScene } from '../kit/seed-scene-rows';
 import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
@@ -14,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
 import { createTestTopic } from '../kit/kafka';
 import { testTemporalClient } from '../kit/temporal';
+import { nodeScript } from '../kit/compiled-build';
 
 const run = promisify(execFile);
 const DAY = 86_400_000;
@@ -27,7 +27,7 @@ function check(report: DoctorReport, name: string) {
 /** The doctor as a user runs it: the CLI, its exit code and its output. */
 async function doctorCli(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ code: number; stdout: string }> {
   try {
-    const { stdout } = await run(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'src/cli/main.ts'), 'doctor', ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+    const { stdout } = await run(process.execPath, [...nodeScript('src/cli/main.ts'), 'doctor', ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
     return { code: 0, stdout };
   } catch (err) {
     const e = err as { code: number; stdout: string };

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { RETENTION_WORKFLOW, type RetentionReport, type RetentionWorkflow } from '../../workflows/retention/contract';
 import { seedScene } from '../kit/seed-scene-rows';
 import { loadConfig, PROJECT_ROOT } from '../../src/config/env';
@@ -11,6 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { uniqueName } from '../kit/ids';
 import { testTemporalClient } from '../kit/temporal';
 import { runRetentionOnce } from '../kit/retention-run';
+import { nodeScript } from '../kit/compiled-build';
 
 const DAY = 86_400_000;
 const SHAPE = { rows: 200_000, perDay: 50_000, pending: 50, parked: 20 };
@@ -142,7 +142,7 @@ describe('retention sweep (200,000-row outbox)', function () {
     });
 
     function startWorker(taskQueue: string): ChildProcess {
-      const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(PROJECT_ROOT, 'workers/retention.worker.ts')], {
+      const child = spawn(process.execPath, nodeScript('workers/retention.worker.ts'), {
         cwd: PROJECT_ROOT,
         env: { ...process.env, DATABASE_URL: db.url, RETENTION_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' },
         stdio: 'ignore',

@@ -6,6 +6,7 @@ import { HEADERS } from '../../src/kafka/message-format';
 import { withComponentRole } from './database';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../workers/node-args';
 import { trackChild } from './spawned-children';
+import { nodeScript } from './compiled-build';
 
 // Helpers for the consumer tests: real consumer worker processes, events in the relay's wire
 // format, and waits on outcomes (never on wall-clock speed).
@@ -27,12 +28,15 @@ export interface ConsumerProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Spawns `node --import tsx examples/payments/consumer-worker.ts` as one process, so SIGKILL kills the worker itself. */
+/**
+ * Spawns the example's consumer worker (or another worker entry) as one process, so SIGKILL kills
+ * the worker itself; from the run's compiled build (test/kit/compiled-build.ts).
+ */
 export function spawnConsumer(env: Record<string, string>, entry = 'examples/payments/consumer-worker.ts', extraNodeArgs: string[] = []): ConsumerProcess {
   // The heap flags are the ones `npm run worker:consumer` uses (workers/node-args.ts); extra
   // flags come after them, so a benchmark can try another setting of the same flag.
   const proc = trackChild(
-    spawn(process.execPath, [...WORKER_NODE_ARGS.consumer, ...extraNodeArgs, '--import', 'tsx', entry], {
+    spawn(process.execPath, [...WORKER_NODE_ARGS.consumer, ...extraNodeArgs, ...nodeScript(entry)], {
       cwd: PROJECT_ROOT,
       // Under the worker's own role on the local stack, as `npm start` runs it.
       env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...withComponentRole(env, entry.includes('relay') ? 'relay' : entry.includes('retention') ? 'retention' : 'consumer') },

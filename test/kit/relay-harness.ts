@@ -110,7 +110,7 @@ export async function startShard(client: Client, taskQueue: string, opts: ShardO
   });
 }
 
-/** A relay worker process (`tsx workers/relay.worker.ts`), for tests that kill -9 it at a fault point. */
+/** A relay worker process (workers/relay.worker.ts, compiled once per run), for tests that kill -9 it at a fault point. */
 export class RelayProcess extends RelayWorkerProcess {
   /** Under the relay's own role on the local stack, as `npm start` runs it. */
   constructor(env: Record<string, string>, extraNodeArgs: string[] = [], entry?: string[]) {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/config/env';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../workers/node-args';
+import { nodeScript } from './compiled-build';
 import { procStatusKiB } from './process-memory';
 import { trackChild } from './spawned-children';
 
@@ -34,8 +35,10 @@ export class RelayWorkerProcess {
    * fixture around it (test/fixtures/relay-worker-fault-point.ts).
    */
   constructor(env: Record<string, string>, extraNodeArgs: string[] = [], entry: string[] = [path.join(PROJECT_ROOT, 'workers', 'relay.worker.ts')]) {
+    const [script, ...args] = entry;
     this.child = trackChild(
-      spawn(process.execPath, [...WORKER_NODE_ARGS.relay, ...extraNodeArgs, '--require', 'tsx/cjs', ...entry], {
+      // From the run's compiled build (test/kit/compiled-build.ts), as an installed package runs it.
+      spawn(process.execPath, [...WORKER_NODE_ARGS.relay, ...extraNodeArgs, ...nodeScript(script!), ...args], {
         cwd: PROJECT_ROOT,
         env: { ...process.env, ...WORKER_ENV, LOG_LEVEL: 'info', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,6 +11,7 @@ import { asyncApi as paymentsExample } from '../../examples/payments/asyncapi';
 import { EXAMPLE_SETTINGS } from '../../examples/example-settings';
 import { OrderPlacedV2 } from '../fixtures/events/order-placed';
 import { placedOrderHandler } from '../fixtures/events/placed-orders';
+import { nodeScript } from '../kit/compiled-build';
 
 // The AsyncAPI 3.0 document: valid by @asyncapi/parser, and the committed one of the example
 // (examples/payments/asyncapi.json) the same as the code produces now. Regenerate it with:
@@ -52,7 +53,7 @@ describe('the AsyncAPI document', function () {
   it('`temporal-outbox asyncapi --module` writes that document', async () => {
     const out = path.join(os.tmpdir(), `asyncapi-${process.pid}.json`);
     try {
-      await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'asyncapi', '--module', 'examples/payments/asyncapi.ts', '--out', out], {
+      await promisify(execFile)(process.execPath, ['--import', 'tsx', ...nodeScript('src/cli/main.ts'), 'asyncapi', '--module', 'examples/payments/asyncapi.ts', '--out', out], {
         cwd: PROJECT_ROOT,
         env: { PATH: process.env.PATH, ...EXAMPLE_ENV },
         timeout: 30_000,

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { isAlive } from '../../tools/local-stack/processes';
+import { nodeScript } from '../kit/compiled-build';
 
 // `npm run soak -- --network` interrupted must not leave its worker processes running
 // (tools/soak/stop-on-signals.ts): a run built on the kit, sent SIGTERM or SIGINT, exits with
@@ -10,7 +11,7 @@ const fixture = path.join(__dirname, '..', 'fixtures', 'soak-with-children.ts');
 
 
 async function interrupt(signals: NodeJS.Signals[], args: string[] = []): Promise<{ code: number | null; childPid: number; output: string }> {
-  const run = spawn(process.execPath, ['--import', 'tsx', fixture, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = spawn(process.execPath, [...nodeScript(fixture), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   run.stdout.on('data', (d: Buffer) => (output += d.toString()));
   run.stderr.on('data', (d: Buffer) => (output += d.toString()));

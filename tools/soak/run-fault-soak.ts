@@ -17,6 +17,7 @@ import { AbsorbedDuplicates } from './absorbed-duplicates';
 import { crashAndRestart, type CrashableService } from './service-crash';
 import { startProducer } from './producers';
 import { countTopicCopies, readLedger } from './tally';
+import { compiledScript } from '../../test/kit/compiled-build';
 
 export interface SoakOptions {
   /** Events written in all, half through `enqueue`, half as plain SQL. */
@@ -79,7 +80,8 @@ export async function runFaultSoak(opts: SoakOptions): Promise<SoakResult> {
 
   /** Like a process supervisor: start the worker, and start it again whenever it exits. */
   const supervise = (kind: WorkerKind) => {
-    const worker = startChildWorker(`${kind}-worker`, ENTRY[kind], logDir, env);
+    // From one compiled build (test/kit/compiled-build.ts): a restart after each kill starts in about a second, not through tsx.
+    const worker = startChildWorker(`${kind}-worker`, compiledScript(ENTRY[kind]), logDir, env);
     workers.set(kind, worker);
     upSince.set(kind, Date.now());
     worker.process.once('exit', () => {
