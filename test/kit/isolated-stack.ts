@@ -5,9 +5,11 @@ import { LOCAL_STACK_VARIABLES, loadStackConfig, localStackEnv, type StackConfig
 import { cachePaths } from '../../tools/local-stack/paths';
 
 // A stack of its own for tests that break or restart services: its own cache folder and ports,
-// reusing the main cache's Kafka jars and Temporal CLI binary so nothing is downloaded or built.
+// reusing the main cache's Kafka jars, Temporal CLI binary and workflow bundles so nothing is
+// downloaded or built.
 
-const mainCache = cachePaths(loadStackConfig().local.cacheDir);
+const mainCacheDir = loadStackConfig().local.cacheDir;
+const mainCache = cachePaths(mainCacheDir);
 // Below Linux's ephemeral range (32768-60999), so no outgoing connection's local port can
 // hold one of them when a service binds it.
 let nextPort = 21_000 + Math.floor(Math.random() * 1000) * 8;
@@ -39,6 +41,11 @@ export function isolatedStack(opts: { linkKafkaJars?: boolean; shareTemporalCli?
     fs.mkdirSync(path.dirname(paths.kafkaLibs), { recursive: true });
     fs.symlinkSync(mainCache.kafkaLibs, paths.kafkaLibs);
   }
+  // The workers' workflow bundles (workers/bundle-workflows.ts) are keyed by the code they hold,
+  // not by the stack: sharing the main cache's spares each worker on this stack a webpack run.
+  const bundles = path.join(mainCacheDir, 'workflow-bundles');
+  fs.mkdirSync(bundles, { recursive: true });
+  fs.symlinkSync(bundles, path.join(dir, 'workflow-bundles'));
   // Only this stack's variables: an inherited DATABASE_URL or KAFKA_BROKERS would point elsewhere.
   const inherited = { ...process.env };
   for (const key of LOCAL_STACK_VARIABLES) delete inherited[key];
