@@ -19,6 +19,8 @@ const SOURCE_ROOTS = ['src', 'workflows', 'activities', 'workers', 'examples', '
 const LINKED = ['migrations', 'examples/payments/migrations', 'examples/shipping/migrations'];
 const BUILDS_DIR = path.join(PROJECT_ROOT, '.cache', 'compiled');
 const KEEP_BUILDS = 3;
+/** A build takes a second or so; a partial one this old belongs to a process that died building it. */
+const ABANDONED_AFTER_MS = 10 * 60_000;
 
 let built: string | undefined;
 
@@ -108,12 +110,10 @@ function typeScriptFiles(dir: string): string[] {
     .sort();
 }
 
+/** Keeps the few newest builds, and drops what a process killed while building left behind. */
 function pruneOldBuilds(buildsDir: string, current: string) {
-  const builds = fs
-    .readdirSync(buildsDir)
-    .filter((name) => !name.endsWith('.partial'))
-    .map((name) => path.join(buildsDir, name))
-    .filter((dir) => dir !== current)
-    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-  for (const old of builds.slice(KEEP_BUILDS - 1)) fs.rmSync(old, { recursive: true, force: true });
+  const entries = fs.readdirSync(buildsDir).map((name) => ({ dir: path.join(buildsDir, name), mtimeMs: fs.statSync(path.join(buildsDir, name)).mtimeMs }));
+  const abandoned = entries.filter((e) => e.dir.endsWith('.partial') && Date.now() - e.mtimeMs > ABANDONED_AFTER_MS);
+  const builds = entries.filter((e) => !e.dir.endsWith('.partial') && e.dir !== current).sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const old of [...abandoned, ...builds.slice(KEEP_BUILDS - 1)]) fs.rmSync(old.dir, { recursive: true, force: true });
 }
