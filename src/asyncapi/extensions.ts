@@ -31,17 +31,28 @@ export function formatExtensions(config: Config): AsyncApiExtension[] {
 // how the subject is looked up; the names are the binding's own for each subject naming.
 const LOOKUP_STRATEGY: Record<SubjectNaming, string> = { topic: 'TopicIdStrategy', record: 'RecordIdStrategy', 'topic-record': 'TopicRecordIdStrategy' };
 
+// AsyncAPI's multi-format schema for an Avro record: readers with the Avro schema parser
+// (@asyncapi/avro-schema-parser) read it as Avro, as a registry-aware consumer would.
+const AVRO_SCHEMA_FORMAT = 'application/vnd.apache.avro+json;version=1.9.0';
+
 function registryExtension(config: Config): AsyncApiExtension {
   return {
-    message({ topic }, message) {
+    message({ topic, definition, version }, message) {
       const registry = config.kafka.schemaRegistry;
       const format = registry?.topics[topic];
       if (registry === undefined || format === undefined) return undefined;
       const kafka = ((message.bindings as { kafka?: Record<string, unknown> } | undefined)?.kafka ?? { bindingVersion: '0.5.0' });
+      // The version's own Avro record is what the relay registers for it on an Avro topic; without
+      // one the relay writes with the subject's latest schema, which only the registry knows, so
+      // the document keeps the payload's JSON Schema (the decoded value).
+      const avroSchema = format === 'avro' ? definition?.versions.find((v) => v.version === version)?.avroSchema : undefined;
       return {
         contentType: format === 'avro' ? 'application/vnd.apache.avro+binary' : 'application/json',
+        ...(avroSchema === undefined ? {} : { payload: { schemaFormat: AVRO_SCHEMA_FORMAT, schema: avroSchema } }),
         bindings: { kafka: { ...kafka, schemaIdLocation: 'payload', schemaIdPayloadEncoding: 'confluent', schemaLookupStrategy: LOOKUP_STRATEGY[registry.subjectNaming] } },
-        description: `Value in the Confluent Schema Registry wire format (${format}): magic byte 0, the 4-byte schema id, then the body; the payload schema below is the decoded value.`,
+        description: avroSchema === undefined
+          ? `Value in the Confluent Schema Registry wire format (${format}): magic byte 0, the 4-byte schema id, then the body; the payload schema below is the decoded value.`
+          : 'Value in the Confluent Schema Registry wire format (avro): magic byte 0, the 4-byte schema id, then the Avro binary body of the record below.',
       };
     },
   };

@@ -5,10 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Parser } from '@asyncapi/parser';
+import { AvroSchemaParser } from '@asyncapi/avro-schema-parser';
 import { buildAsyncApiDocument, loadConfig } from 'temporal-outbox';
 import { PROJECT_ROOT } from '../../src/config/env';
 import { asyncApi as paymentsExample } from '../../examples/payments/asyncapi';
 import { EXAMPLE_SETTINGS } from '../../examples/example-settings';
+import { OrderPackedV2 } from '../fixtures/events/order-packed';
 import { OrderPlacedV2 } from '../fixtures/events/order-placed';
 import { placedOrderHandler } from '../fixtures/events/placed-orders';
 import { nodeScript } from '../kit/compiled-build';
@@ -20,8 +22,15 @@ const COMMITTED = path.join(PROJECT_ROOT, 'examples', 'payments', 'asyncapi.json
 // The example's topic is its own (examples/example-settings.ts), not the library's default.
 const EXAMPLE_ENV = { KAFKA_TOPIC: EXAMPLE_SETTINGS.KAFKA_TOPIC, KAFKA_TOPIC_ROUTES: 'order_shipped=orders.events' };
 
+// A reader of Avro payloads registers the Avro schema parser, as AsyncAPI's tools do.
+const parser = () => {
+  const p = new Parser();
+  p.registerSchemaParser(AvroSchemaParser());
+  return p;
+};
+
 async function problems(document: unknown): Promise<string[]> {
-  const { diagnostics } = await new Parser().parse(JSON.stringify(document));
+  const { diagnostics } = await parser().parse(JSON.stringify(document));
   // Severity 0 = error, 1 = warning; 2 and 3 are hints (such as "3.1.0 exists").
   return diagnostics.filter((d) => d.severity <= 1).map((d) => `${d.code}: ${d.message} at ${d.path.join('.')}`);
 }
@@ -32,7 +41,7 @@ describe('the AsyncAPI document', function () {
   it("the example's document is valid AsyncAPI 3.0: channels are topics, messages the types, operations sends and receives", async () => {
     const document = buildAsyncApiDocument(paymentsExample, loadConfig(EXAMPLE_ENV));
     assert.deepEqual(await problems(document), []);
-    const parsed = (await new Parser().parse(JSON.stringify(document))).document!;
+    const parsed = (await parser().parse(JSON.stringify(document))).document!;
     assert.deepEqual(parsed.channels().all().map((c) => c.address()).sort(), ['orders.events', 'payments.events']);
     assert.deepEqual(parsed.operations().all().map((o) => `${o.action()} ${o.channels().all()[0]!.address()} ${o.messages().all().map((m) => m.name()).join(',')}`).sort(), [
       'receive orders.events order_shipped',
@@ -106,6 +115,31 @@ describe('the AsyncAPI document', function () {
     assert.equal(plain['payment_confirmed.v1']!.contentType, 'application/json');
     assert.equal(plain['order_shipped.v1']!.headers.properties.ce_type, undefined);
     assert.equal(plain['order_placed.v2']!.contentType, 'application/json');
+  });
+
+  it("an Avro topic's messages carry each version's own Avro record, which the Avro schema parser reads", async () => {
+    const env = { KAFKA_TOPIC: 'payments.events', KAFKA_TOPIC_ROUTES: 'order_packed=packed.events', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1/apis/ccompat/v7', SCHEMA_REGISTRY_TOPICS: 'packed.events=avro,payments.events=avro' };
+    const document = buildAsyncApiDocument({ events: [OrderPackedV2, ...paymentsExample.events] }, loadConfig(env));
+    assert.deepEqual(await problems(document), []);
+    type Message = { contentType: string; payload: { schemaFormat?: string; schema?: { fields: { name: string }[] } } };
+    const messages = (document.components as { messages: Record<string, Message> }).messages;
+    assert.deepEqual(messages['order_packed.v1']!.payload.schema!.fields.map((f) => f.name), ['event_id', 'type', 'order_id', 'boxes']);
+    assert.deepEqual(messages['order_packed.v2']!.payload.schema!.fields.map((f) => f.name), ['event_id', 'type', 'order_id', 'boxes', 'weight_grams']);
+    assert.match(messages['order_packed.v2']!.payload.schemaFormat!, /^application\/vnd\.apache\.avro/);
+    // A version without its own record keeps the decoded value's JSON Schema (the subject's latest schema is the registry's).
+    assert.equal(messages['payment_confirmed.v1']!.payload.schemaFormat, undefined);
+    assert.deepEqual((messages['payment_confirmed.v1']!.payload as { required?: string[] }).required, ['event_id', 'account_id', 'amount']);
+    // The parser reads the record as Avro: a long field is an integer of the payload.
+    const parsed = (await parser().parse(JSON.stringify(document))).document!;
+    const packed = parsed.messages().all().find((m) => m.id() === 'order_packed.v2')!;
+    assert.equal(packed.payload()!.properties()!.weight_grams!.type(), 'integer');
+  });
+
+  it('the validation can fail: an Avro payload that is no Avro schema is an error', async () => {
+    const env = { KAFKA_TOPIC: 'packed.events', SCHEMA_REGISTRY_URL: 'http://127.0.0.1:1/apis/ccompat/v7', SCHEMA_REGISTRY_TOPICS: 'packed.events=avro' };
+    const document = buildAsyncApiDocument({ events: [OrderPackedV2] }, loadConfig(env)) as { components: { messages: Record<string, { payload: { schema: { fields: unknown } } }> } };
+    document.components.messages['order_packed.v2']!.payload.schema.fields = 'none';
+    assert.notDeepEqual(await problems(document), []);
   });
 
   it('the validation can fail: an operation on a channel that does not exist is an error', async () => {
