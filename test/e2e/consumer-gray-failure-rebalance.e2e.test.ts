@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config/env';
 import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
 import { componentDatabaseUrl, createTestDatabase, type TestDatabase } from '../kit/database';
-import { startFaultProxy, type FaultProxy } from '../kit/fault-proxy';
+import { startFaultProxy, type FaultLink, type FaultProxy } from '../kit/fault-proxy';
 import { CreditStream } from '../kit/credit-stream';
 import { uniqueName } from '../kit/ids';
 import { createTestTopic, testKafka } from '../kit/kafka';
@@ -34,7 +34,12 @@ describe('consumer stepping aside while its group rebalances', function () {
   const processes: ConsumerProcess[] = [];
   const accounts = 60;
   const partitions = 6;
-  let stream: CreditStream | undefined;
+  const streams: CreditStream[] = [];
+  // Set by the first test, which the second continues from.
+  let pgLink: FaultLink | undefined;
+  let group = '';
+  let env: Record<string, string> = {};
+  let consumers: { a: ConsumerProcess; b: ConsumerProcess } | undefined;
 
   before(async () => {
     db = await createTestDatabase();
@@ -43,7 +48,7 @@ describe('consumer stepping aside while its group rebalances', function () {
     await db.pool.query('INSERT INTO accounts (account_id) SELECT generate_series(1, $1::int)', [accounts]);
   });
   after(async () => {
-    await stream?.stop();
+    for (const s of streams) await s.stop();
     for (const p of processes) await p.stop('SIGKILL');
     await proxy?.close();
     await topic?.remove();
@@ -79,100 +84,111 @@ describe('consumer stepping aside while its group rebalances', function () {
     }
   };
 
-  it('A steps aside mid-rebalance, is out within 60 s, stays out until the heal, rejoins within 30 s, balances exact', async () => {
-    const link = await proxy.link(uniqueName('consumer-a-pg'), { host: '127.0.0.1', port: loadStackConfig().local.pgPort });
+  const tail = (p: ConsumerProcess, since: number) =>
+    p.logs
+      .filter((l) => (l.time as number) >= since && l.msg !== 'batch applied' && l.level !== 20)
+      .map((l) => `${(l.time as number) - since} ms: ${String(l.msg)} ${JSON.stringify(l.memberId ?? l.err ?? l.error ?? l.reason ?? l.assignment ?? '')}`)
+      .slice(0, 60)
+      .join('\n');
+  /** Traffic stops, the group drains it: every account's balance is what the streams sent, each event once. */
+  const assertBalancesExact = async () => {
+    for (const s of streams) await s.stop();
+    await eventually('the group to consume everything', () => groupCaughtUp(testKafka(), group, topic.topic), 120_000, 500);
+    const { rows } = await db.pool.query<{ account_id: string; balance: string }>('SELECT account_id, balance FROM accounts ORDER BY account_id');
+    const expected = (account: number) => streams.reduce((sum, s) => sum + (s.expected.get(account) ?? 0), 0);
+    for (const row of rows) assert.equal(Number(row.balance), expected(Number(row.account_id)), `account ${row.account_id}: lost 0, double-applied 0`);
+    const inbox = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events');
+    assert.equal(inbox.rows[0].n, streams.reduce((sum, s) => sum + s.unique, 0));
+  };
+  const whole = process.env.GRAY_MATRIX === '1';
+
+  it('after a step-aside over a reset Kafka link, the member that left never joins again by itself; A rejoins within 30 s of the heal', async () => {
+    pgLink = await proxy.link(uniqueName('consumer-a-pg'), { host: '127.0.0.1', port: loadStackConfig().local.pgPort });
     const broker = loadConfig().kafka.brokers[0]!;
     const kafkaLink = await proxy.link(uniqueName('consumer-a-kafka'), { host: broker.slice(0, broker.lastIndexOf(':')), port: Number(broker.slice(broker.lastIndexOf(':') + 1)) });
-    const group = uniqueName('gray-group');
+    group = uniqueName('gray-group');
     const taskQueue = uniqueName('gray-consumer-tq');
-    const env = consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue, partitions, extra: { CONSUMER_BATCH_SIZE: '200' } });
+    env = consumerEnv({ databaseUrl: db.url, topic: topic.topic, group, taskQueue, partitions, extra: { CONSUMER_BATCH_SIZE: '200' } });
     const throughProxy = new URL(componentDatabaseUrl({ DATABASE_URL: db.url }, 'consumer')!);
-    throughProxy.host = link.address;
+    throughProxy.host = pgLink.address;
     // The broker advertises its own address; the route sends A's connections to it through the link.
     const a = spawnConsumer({ ...env, CONSUMER_DATABASE_URL: throughProxy.toString(), KAFKA_BROKER_ROUTES: `${broker}=${kafkaLink.address}` });
     const b = spawnConsumer(env);
     processes.push(a, b);
+    consumers = { a, b };
     await Promise.all([waitUntilRunning(a), waitUntilRunning(b)]);
-    stream = new CreditStream(topic.topic, 'gray-rebalance', accounts);
-    let c: ConsumerProcess | undefined;
-    const healthy = () => [b, ...(c ? [c] : [])];
-    const tail = (p: ConsumerProcess, since: number) =>
-      p.logs
-        .filter((l) => (l.time as number) >= since && l.msg !== 'batch applied' && l.level !== 20)
-        .map((l) => `${(l.time as number) - since} ms: ${String(l.msg)} ${JSON.stringify(l.memberId ?? l.err ?? l.error ?? l.reason ?? l.assignment ?? '')}`)
-        .slice(0, 60)
-        .join('\n');
-    try {
-      await eventually('A and B to split the partitions and credit', async () => assignment(a).length > 0 && assignment(b).length > 0 && creditedAfter(a, 0) && creditedAfter(b, 0), 120_000, 250);
+    streams.push(new CreditStream(topic.topic, 'gray-rebalance-1', accounts));
+    await eventually('A and B to split the partitions and credit', async () => assignment(a).length > 0 && assignment(b).length > 0 && creditedAfter(a, 0) && creditedAfter(b, 0), 120_000, 250);
 
-      // First step-aside: A's Kafka link resets every connection; A steps aside, then the heal.
-      await kafkaLink.reset();
-      const reset = Date.now();
-      await a.waitForLog((l) => l.msg === STEP_ASIDE && (l.time as number) >= reset, TAKEOVER_BOUND_MS);
-      await eventually('B to hold every partition', async () => assignment(b).length === partitions && (await members(group)) === 1, TAKEOVER_BOUND_MS, 500).catch((err: Error) => {
-        throw new Error(`${err.message}\nA:\n${tail(a, reset)}\nB:\n${tail(b, reset)}`);
-      });
-      await kafkaLink.heal({ oldConnections: 'dead' });
-      const kafkaHeal = Date.now();
-      await eventually('A to rejoin after the Kafka heal', async () => rejoinedAfter(a, kafkaHeal) && assignment(a).length > 0, REJOIN_BOUND_MS, 250).catch((err: Error) => {
-        throw new Error(`${err.message}\nA:\n${tail(a, reset)}`);
-      });
-      // The member that stepped aside never joined again by itself: A's only join since its
-      // step-aside is its new membership's (a member left over would hold partitions it never applies).
-      assert.deepEqual(strayJoins(a, reset), [], `A's stepped-aside member joined the group again\nA:\n${tail(a, reset)}`);
-      // Never more than A and B in the group, for longer than a crashed run loop's restart takes.
-      await eventually('the group to settle at A and B', async () => (await members(group)) === 2, 30_000, 500);
-      const settled = Date.now() + 15_000;
-      while (Date.now() < settled) {
-        const n = await members(group);
-        if (n > 2) throw new Error(`${n} members in the group after A's rejoin, not 2\nA:\n${tail(a, reset)}`);
-        await sleep(1_000);
-      }
-      await eventually('A to credit after the Kafka heal', async () => creditedAfter(a, kafkaHeal), 60_000, 250);
-
-      await link.blackHole();
-      const fault = Date.now();
-      // The third member's join starts the rebalance A will step aside in.
-      c = spawnConsumer(env);
-      processes.push(c);
-      const why = (err: Error) => new Error(`${err.message}\nmembers ${JSON.stringify(healthy().map(assignment))}\nA:\n${tail(a, fault)}\nB:\n${tail(b, fault)}\nA stderr: ${a.stderr.join('').slice(-1500)}`);
-      const healthyHoldAll = async () => {
-        const held = new Set(healthy().flatMap(assignment));
-        return held.size === partitions && (await members(group)) === healthy().length;
-      };
-      await eventually('B and C to hold every partition, A out of the group', async () => c !== undefined && lastJoinAfter(c, fault) && (await healthyHoldAll()), TAKEOVER_BOUND_MS, 500).catch((err: Error) => {
-        throw why(err);
-      });
-      const takeover = Date.now() - fault;
-      const asideAt = a.logs.find((l) => l.msg === STEP_ASIDE && (l.time as number) >= fault)?.time as number | undefined;
-      assert.ok(asideAt !== undefined, 'A stepped aside');
-
-      // A stays out: the group keeps B and C only, holding every partition, until the heal.
-      const until = Date.now() + STAYS_OUT_MS;
-      while (Date.now() < until) {
-        if (!(await healthyHoldAll()) || strayJoins(a, fault).length > 0) throw why(new Error(`A came back into the group ${Date.now() - fault} ms after the fault, before the heal`));
-        await sleep(1_000);
-      }
-      await eventually('B and C to credit after the fault', async () => healthy().every((p) => creditedAfter(p, fault)), 30_000, 250);
-
-      await link.heal({ oldConnections: 'dead' });
-      const heal = Date.now();
-      await eventually('A to rejoin and be given partitions', async () => rejoinedAfter(a, heal) && lastJoinAfter(a, heal) && assignment(a).length > 0, REJOIN_BOUND_MS, 250).catch((err: Error) => {
-        throw why(err);
-      });
-      assert.deepEqual(strayJoins(a, fault), [], `A's stepped-aside member joined the group again\nA:\n${tail(a, fault)}`);
-      const rejoin = Date.now() - heal;
-      await eventually('A to credit again', async () => creditedAfter(a, heal), 60_000, 250);
-
-      await stream.stop();
-      await eventually('the group to consume everything', () => groupCaughtUp(testKafka(), group, topic.topic), 120_000, 500);
-      const { rows } = await db.pool.query<{ account_id: string; balance: string }>('SELECT account_id, balance FROM accounts ORDER BY account_id');
-      for (const row of rows) assert.equal(Number(row.balance), stream.expected.get(Number(row.account_id)) ?? 0, `account ${row.account_id}: lost 0, double-applied 0`);
-      const inbox = await db.pool.query('SELECT count(*)::int AS n FROM temporal_outbox.inbox_processed_events');
-      assert.equal(inbox.rows[0].n, stream.unique);
-      process.stdout.write(`      consumer step-aside mid-rebalance: stepped aside ${asideAt - fault} ms after the fault, out of the group by ${takeover} ms, stayed out until the heal, rejoined ${rejoin} ms after it; ${stream.unique} unique events, balances exact\n`);
-    } finally {
-      await stream.stop();
+    // First step-aside: A's Kafka link resets every connection; A steps aside, then the heal.
+    await kafkaLink.reset();
+    const reset = Date.now();
+    await a.waitForLog((l) => l.msg === STEP_ASIDE && (l.time as number) >= reset, TAKEOVER_BOUND_MS);
+    await eventually('B to hold every partition', async () => assignment(b).length === partitions && (await members(group)) === 1, TAKEOVER_BOUND_MS, 500).catch((err: Error) => {
+      throw new Error(`${err.message}\nA:\n${tail(a, reset)}\nB:\n${tail(b, reset)}`);
+    });
+    await kafkaLink.heal({ oldConnections: 'dead' });
+    const kafkaHeal = Date.now();
+    await eventually('A to rejoin after the Kafka heal', async () => rejoinedAfter(a, kafkaHeal) && assignment(a).length > 0, REJOIN_BOUND_MS, 250).catch((err: Error) => {
+      throw new Error(`${err.message}\nA:\n${tail(a, reset)}`);
+    });
+    // The member that stepped aside never joined again by itself: A's only join since its
+    // step-aside is its new membership's (a member left over would hold partitions it never applies).
+    assert.deepEqual(strayJoins(a, reset), [], `A's stepped-aside member joined the group again\nA:\n${tail(a, reset)}`);
+    // Never more than A and B in the group, for longer than a crashed run loop's restart takes.
+    await eventually('the group to settle at A and B', async () => (await members(group)) === 2, 30_000, 500);
+    const settled = Date.now() + 15_000;
+    while (Date.now() < settled) {
+      const n = await members(group);
+      if (n > 2) throw new Error(`${n} members in the group after A's rejoin, not 2\nA:\n${tail(a, reset)}`);
+      await sleep(1_000);
     }
+    await eventually('A to credit after the Kafka heal', async () => creditedAfter(a, kafkaHeal), 60_000, 250);
+    // Without the second part, this one's outcome: nothing lost, nothing applied twice.
+    if (!whole) await assertBalancesExact();
+  });
+
+  (whole ? it : it.skip)('then A steps aside in the middle of a rebalance (a PostgreSQL black hole as a third consumer joins): out within 60 s, stays out until the heal, rejoins within 30 s, balances exact', async () => {
+    assert.ok(consumers && pgLink, 'the first part ran');
+    const { a, b } = consumers;
+    const link = pgLink;
+    streams.push(new CreditStream(topic.topic, 'gray-rebalance-2', accounts));
+    await link.blackHole();
+    const fault = Date.now();
+    // The third member's join starts the rebalance A will step aside in.
+    const c = spawnConsumer(env);
+    processes.push(c);
+    const healthy = () => [b, c];
+    const why = (err: Error) => new Error(`${err.message}\nmembers ${JSON.stringify(healthy().map(assignment))}\nA:\n${tail(a, fault)}\nB:\n${tail(b, fault)}\nA stderr: ${a.stderr.join('').slice(-1500)}`);
+    const healthyHoldAll = async () => {
+      const held = new Set(healthy().flatMap(assignment));
+      return held.size === partitions && (await members(group)) === healthy().length;
+    };
+    await eventually('B and C to hold every partition, A out of the group', async () => lastJoinAfter(c, fault) && (await healthyHoldAll()), TAKEOVER_BOUND_MS, 500).catch((err: Error) => {
+      throw why(err);
+    });
+    const takeover = Date.now() - fault;
+    const asideAt = a.logs.find((l) => l.msg === STEP_ASIDE && (l.time as number) >= fault)?.time as number | undefined;
+    assert.ok(asideAt !== undefined, 'A stepped aside');
+
+    // A stays out: the group keeps B and C only, holding every partition, until the heal.
+    const until = Date.now() + STAYS_OUT_MS;
+    while (Date.now() < until) {
+      if (!(await healthyHoldAll()) || strayJoins(a, fault).length > 0) throw why(new Error(`A came back into the group ${Date.now() - fault} ms after the fault, before the heal`));
+      await sleep(1_000);
+    }
+    await eventually('B and C to credit after the fault', async () => healthy().every((p) => creditedAfter(p, fault)), 30_000, 250);
+
+    await link.heal({ oldConnections: 'dead' });
+    const heal = Date.now();
+    await eventually('A to rejoin and be given partitions', async () => rejoinedAfter(a, heal) && lastJoinAfter(a, heal) && assignment(a).length > 0, REJOIN_BOUND_MS, 250).catch((err: Error) => {
+      throw why(err);
+    });
+    assert.deepEqual(strayJoins(a, fault), [], `A's stepped-aside member joined the group again\nA:\n${tail(a, fault)}`);
+    const rejoin = Date.now() - heal;
+    await eventually('A to credit again', async () => creditedAfter(a, heal), 60_000, 250);
+
+    await assertBalancesExact();
+    process.stdout.write(`      consumer step-aside mid-rebalance: stepped aside ${asideAt - fault} ms after the fault, out of the group by ${takeover} ms, stayed out until the heal, rejoined ${rejoin} ms after it; balances exact\n`);
   });
 });
