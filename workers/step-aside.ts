@@ -6,8 +6,8 @@ import { watchLinks, type LinkProbe } from './link-health';
 /** What a worker runs while its links are healthy: built and joined by `start`, drained by `shutdown`. */
 export interface SteppableWork {
   run(): Promise<void>;
-  /** `stepAside`: the work ends because a link is down (what needs that link is not waited for). */
-  shutdown(stepAside?: boolean): Promise<void>;
+  /** `stepAside`: the work ends because a link is down (`failingLink`; what needs that link is not waited for). */
+  shutdown(stepAside?: boolean, failingLink?: string): Promise<void>;
 }
 
 export interface StepAsideOptions<T extends SteppableWork> {
@@ -59,7 +59,7 @@ export async function runSteppingAside<T extends SteppableWork>(opts: StepAsideO
         }
         healthy = false;
         opts.logger.warn({ link, reason }, 'a link failed its health check: stepping aside until it answers again');
-        await current?.shutdown(true);
+        await current?.shutdown(true, link);
         return true;
       },
       up: () => {

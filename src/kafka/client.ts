@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel, type ISocketFactory, type LogEntry } from 'kafkajs';
 import type { Config } from '../config/env';
 import type { Logger } from '../config/logger';
 import { kafkaConnectionOptions } from './connection-options';
@@ -9,12 +9,15 @@ import { useLeanEncoder } from './lean-encoder';
  * lines on stderr; errors only unless logLevel asks for more.
  * With kafka.leanEncoder, requests are encoded by the lean encoder (src/kafka/lean-encoder.ts), which
  * then serves every kafkajs client of the process: asked for by the bundled workers only.
+ * `wrapSockets` wraps the socket factory (a consumer's fence around its own connections).
  */
-export function createKafka(config: Config, clientId: string, logger?: Logger): Kafka {
+export function createKafka(config: Config, clientId: string, logger?: Logger, wrapSockets?: (factory: ISocketFactory) => ISocketFactory): Kafka {
   if (config.kafka.leanEncoder) useLeanEncoder();
+  const connection = kafkaConnectionOptions(config);
   return new Kafka({
     clientId,
-    ...kafkaConnectionOptions(config),
+    ...connection,
+    ...(wrapSockets && connection.socketFactory ? { socketFactory: wrapSockets(connection.socketFactory) } : {}),
     logLevel: config.logLevel === 'debug' || config.logLevel === 'trace' ? logLevel.INFO : logLevel.ERROR,
     logCreator: () => (entry: LogEntry) => {
       const { message, ...rest } = entry.log;

@@ -7,6 +7,7 @@ import { withComponentRole } from './database';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../workers/node-args';
 import { trackChild } from './spawned-children';
 import { nodeScript } from './compiled-build';
+import { keepWorkerLog } from './worker-log-file';
 
 // Helpers for the consumer tests: real consumer worker processes, events in the relay's wire
 // format, and waits on outcomes (never on wall-clock speed).
@@ -43,6 +44,9 @@ export function spawnConsumer(env: Record<string, string>, entry = 'examples/pay
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
+  // Kept whole under OUTBOX_TEST_WORKER_LOG_DIR, as a relay worker's is: why a consumer held on
+  // to its partitions is in lines the tests do not parse.
+  keepWorkerLog(proc, entry.includes('retention') ? 'retention' : entry.includes('relay') ? 'relay' : 'consumer');
   const logs: Record<string, unknown>[] = [];
   const stderr: string[] = [];
   let buffered = '';

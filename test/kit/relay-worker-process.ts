@@ -6,6 +6,7 @@ import { WORKER_ENV, WORKER_NODE_ARGS } from '../../workers/node-args';
 import { nodeScript } from './compiled-build';
 import { procStatusKiB } from './process-memory';
 import { trackChild } from './spawned-children';
+import { keepWorkerLog } from './worker-log-file';
 
 export interface WorkerMemoryLog {
   rssMiB: number;
@@ -45,16 +46,7 @@ export class RelayWorkerProcess {
       }),
     );
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    // A long run (the network soak) can keep each worker's whole output in files, to see after
-    // the fact why one stopped: OUTBOX_TEST_WORKER_LOG_DIR names the directory.
-    const logDir = process.env.OUTBOX_TEST_WORKER_LOG_DIR;
-    if (logDir) {
-      fs.mkdirSync(logDir, { recursive: true });
-      const file = fs.createWriteStream(path.join(logDir, `relay-${this.child.pid}.log`));
-      this.child.stdout!.on('data', (d: Buffer) => file.write(d));
-      this.child.stderr!.on('data', (d: Buffer) => file.write(d));
-      this.child.once('exit', (code, signal) => file.end(`[exit] code ${code} signal ${signal}\n`));
-    }
+    keepWorkerLog(this.child, 'relay');
     this.child.stdout!.on('data', (d: Buffer) => {
       const lines = (this.stdoutTail + d.toString()).split('\n');
       this.stdoutTail = lines.pop()!;

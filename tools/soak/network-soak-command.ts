@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { PROJECT_ROOT } from '../../src/config/env';
 import { runNetworkSoak, type NetworkSoakResult } from './network-soak';
 import { RESULTS_DIR, renderTable, writeTable } from './network-table';
 import { runStoppingChildren } from './stop-on-signals';
@@ -10,7 +11,8 @@ const FULL = { minutes: 30 };
  * `npm run soak -- --network [--minutes 30] [--faults 100] [--max-minutes M] [--seed S]`: runs the
  * network soak on the running local stack and writes its figures to tools/soak/results/: a full
  * run (≥ 30 minutes asked) to network-soak.json and .md and the matrix table of
- * docs/guarantees.md; a shorter one to network-soak-short.json and .md only. Exits non-zero when
+ * docs/guarantees.md; a shorter one to network-soak-short.json and .md only. Each worker's whole
+ * output goes to .cache/soak-worker-logs/ (or OUTBOX_TEST_WORKER_LOG_DIR). Exits non-zero when
  * anything was lost, double-applied or out of order, or a cell missed a bound; 130/143 after
  * SIGINT/SIGTERM, having stopped its worker processes and the fault proxy.
  */
@@ -28,6 +30,11 @@ export async function runNetworkSoakCommand(opts: { minutes: number; faults: num
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     const name = full ? 'network-soak' : 'network-soak-short';
     const command = `npm run soak -- --network --minutes ${opts.minutes} --faults ${opts.faults} --max-minutes ${maxMinutes} --seed ${seed}`;
+    // Every worker's whole output (relays, consumers, retention) in a file of its own, unless
+    // OUTBOX_TEST_WORKER_LOG_DIR names another place: a miss is explained by lines the cells do
+    // not keep (test/kit/worker-log-file.ts).
+    process.env.OUTBOX_TEST_WORKER_LOG_DIR ??= path.join(PROJECT_ROOT, '.cache', 'soak-worker-logs', `${name}-${seed}`);
+    log(`worker logs in ${process.env.OUTBOX_TEST_WORKER_LOG_DIR}`);
     // Written after every fault (complete: false until the end), so a run that is killed still
     // leaves its figures; the docs table is written only from a completed run.
     const save = (result: NetworkSoakResult) => {

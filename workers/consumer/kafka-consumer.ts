@@ -7,13 +7,17 @@ import { PartitionSequence } from '../../src/inbox/partition-sequence';
 import { recordCommittedLag, withLagMetrics } from '../../src/observability/consumer-samplers';
 import type { ConsumerDeps } from './deps';
 import { registryDecoderFromConfig } from '../../src/formats/registry';
+import { createKafka } from '../../src/kafka/client';
+import { SocketFence } from './socket-fence';
 
 export interface ConsumerKafkaSide {
   consumer: Consumer;
   /** The chunks being applied, per partition: what a stop waits for before leaving the group. */
   sequence: PartitionSequence;
-  /** From now on nothing new is handed out (a stop has begun). */
+  /** From now on nothing new is handed out (a stop has begun), and kafkajs never restarts the member. */
   markStopping(): void;
+  /** Closes the member's connections for good (workers/consumer/socket-fence.ts): after its leave, or in place of one. */
+  fence(): void;
 }
 
 /**
@@ -24,8 +28,17 @@ export interface ConsumerKafkaSide {
  */
 export async function startConsumerKafkaSide(deps: ConsumerDeps, client: Client, deadLetter: DeadLetterTarget | undefined, onGaveUp: () => void, abandon?: AbortSignal): Promise<ConsumerKafkaSide> {
   const { config, logger } = deps;
-  const consumer = deps.kafka.consumer({
+  // A client of its own, so that what this member opened can be closed without touching the
+  // worker's other Kafka clients (the dead-letter producer, the group-size probe).
+  const fence = new SocketFence();
+  const kafka = createKafka(config, `credit-consumer-${process.pid}`, logger, (factory) => fence.wrap(factory));
+  let stopping = false;
+  const consumer = kafka.consumer({
     groupId: config.kafka.consumerGroup,
+    // kafkajs restarts a consumer whose run loop crashed, even one that was stopped meanwhile:
+    // the restart would join the group again as a member nobody drives.
+    // (retries: 5 is what kafkajs gives a consumer when `retry` is not set.)
+    retry: { retries: 5, restartOnFailure: async () => !stopping },
     sessionTimeout: config.consumer.sessionTimeoutMs,
     rebalanceTimeout: config.consumer.rebalanceTimeoutMs,
     heartbeatInterval: Math.floor(config.consumer.sessionTimeoutMs / 4),
@@ -40,13 +53,16 @@ export async function startConsumerKafkaSide(deps: ConsumerDeps, client: Client,
   let generation = 0;
   consumer.on(consumer.events.GROUP_JOIN, (e) => {
     generation += 1;
-    logger.info({ pid: process.pid, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
+    const fields = { pid: process.pid, memberId: e.payload.memberId, assignment: e.payload.memberAssignment };
+    // A rebalance under way when the stop began ends in a join; the leave follows it.
+    if (stopping) logger.info(fields, 'joined consumer group while leaving it; the leave follows');
+    else logger.info(fields, 'joined consumer group');
   });
   consumer.on(consumer.events.CRASH, (e) => {
     logger.error({ err: e.payload.error?.message, restart: e.payload.restart }, 'kafka consumer crashed');
     // kafkajs gave up on the group: a process that only runs Temporal tasks would look alive
-    // while consuming nothing.
-    if (!e.payload.restart) onGaveUp();
+    // while consuming nothing. A member that is stopping is given up on purpose.
+    if (!e.payload.restart && !stopping) onGaveUp();
   });
   await consumer.connect();
   // A new group starts at the earliest offset: a replay of everything is safe (the inbox drops
@@ -63,7 +79,6 @@ export async function startConsumerKafkaSide(deps: ConsumerDeps, client: Client,
     onFlight: (r) => logger.info({ pid: process.pid, ...r }, 'batch applied'),
   });
   const sequence = new PartitionSequence();
-  let stopping = false;
   const eachBatch = createBatchHandler(
     {
       pool: deps.pool,
@@ -96,5 +111,5 @@ export async function startConsumerKafkaSide(deps: ConsumerDeps, client: Client,
     partitionsConsumedConcurrently: config.kafka.partitions,
     eachBatch: withLagMetrics(eachBatch),
   });
-  return { consumer, sequence, markStopping: () => (stopping = true) };
+  return { consumer, sequence, markStopping: () => (stopping = true), fence: () => fence.fence() };
 }

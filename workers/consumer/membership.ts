@@ -36,6 +36,7 @@ export async function startConsumerMembership(
   const cleanUp = async () => {
     stopWatching?.();
     await kafka?.consumer.disconnect().catch(() => undefined);
+    kafka?.fence();
     await deadLetters?.close();
     await temporal.close().catch(() => undefined);
   };
@@ -66,9 +67,9 @@ export async function startConsumerMembership(
   const member = kafka;
   let stopping: Promise<void> | undefined;
   return {
-    shutdown(stepAside = false) {
+    shutdown(stepAside = false, failingLink) {
       if (stepAside) abandon.abort();
-      stopping ??= drainAndLeave(deps, member, temporal.stop, stepAside);
+      stopping ??= drainAndLeave(deps, member, temporal.stop, stepAside, failingLink === 'kafka');
       return stopping;
     },
     async run() {

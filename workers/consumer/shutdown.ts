@@ -9,8 +9,12 @@ import type { ConsumerKafkaSide } from './kafka-consumer';
  * Temporal worker. The wait for the chunks is bounded (PostgreSQL may be down). Stepping aside
  * (a link is down: workers/step-aside.ts), the chunks are not waited for at all: they cannot
  * finish, and the next owner applies them again, the inbox absorbing what did commit.
+ *
+ * Once the leave is done, or its bound is over, the member's connections are closed for good
+ * (workers/consumer/socket-fence.ts): a kafkajs consumer that did not finish stopping would
+ * otherwise join the group again by itself and hold partitions no one applies.
  */
-export function drainAndLeave(deps: ConsumerDeps, kafka: ConsumerKafkaSide, stopWorker: () => void, stepAside = false): Promise<void> {
+export function drainAndLeave(deps: ConsumerDeps, kafka: ConsumerKafkaSide, stopWorker: () => void, stepAside = false, kafkaFailing = false): Promise<void> {
   deps.logger.info(
     stepAside
       ? 'stepping aside: leaving the consumer group, then draining the Temporal worker'
@@ -22,14 +26,22 @@ export function drainAndLeave(deps: ConsumerDeps, kafka: ConsumerKafkaSide, stop
   } catch (err) {
     deps.logger.warn({ err: (err as Error).message }, 'could not pause the consumer before stopping');
   }
+  const { rebalanceTimeoutMs } = deps.config.consumer;
   // Unreferenced timers do not hold the process.
-  const bound = () => sleep(deps.config.consumer.rebalanceTimeoutMs, undefined, { ref: false });
-  // Stepping aside, leaving the group is a courtesy: over a dead Kafka link it cannot arrive (the
-  // broker ends the member it no longer hears from), and the health check waits for the step-aside
-  // to finish before its next round, so the rejoin after a heal would wait out the whole bound.
-  const leaveBound = () => (stepAside ? sleep(deps.config.links.health.timeoutMs, undefined, { ref: false }) : bound());
+  const bound = () => sleep(rebalanceTimeoutMs, undefined, { ref: false });
+  // The leave waits for a rebalance under way to end (kafkajs sends LeaveGroup once its run loop
+  // is out of the join), which takes up to the rebalance timeout: over a working Kafka link it is
+  // given that long. Over a dead one it cannot arrive (the broker ends the member it no longer
+  // hears from), and the health check waits for the step-aside before its next round, so the
+  // rejoin after a heal would wait out the whole bound: it gets the health check's timeout.
+  const leaveMs = stepAside && kafkaFailing ? deps.config.links.health.timeoutMs : rebalanceTimeoutMs;
+  let left = false;
   return (stepAside ? Promise.resolve() : Promise.race([kafka.sequence.drain(), bound()]))
-    .then(() => Promise.race([kafka.consumer.disconnect(), leaveBound()]))
+    .then(() => Promise.race([kafka.consumer.disconnect().then(() => void (left = true)), sleep(leaveMs, undefined, { ref: false })]))
     .catch(() => undefined)
-    .finally(stopWorker);
+    .finally(() => {
+      if (!left) deps.logger.warn({ boundMs: leaveMs }, 'the consumer group leave did not complete within its bound: its connections are closed, and the broker drops the member after its session timeout');
+      kafka.fence();
+      stopWorker();
+    });
 }
