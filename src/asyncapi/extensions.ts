@@ -44,11 +44,12 @@ function registryExtension(config: Config): AsyncApiExtension {
       const kafka = ((message.bindings as { kafka?: Record<string, unknown> } | undefined)?.kafka ?? { bindingVersion: '0.5.0' });
       // The version's own Avro record is what the relay registers for it on an Avro topic; without
       // one the relay writes with the subject's latest schema, which only the registry knows, so
-      // the document keeps the payload's JSON Schema (the decoded value).
+      // the document keeps the payload's JSON Schema (the decoded value). A copy: the document is
+      // the caller's to change, the type's record is not.
       const avroSchema = format === 'avro' ? definition?.versions.find((v) => v.version === version)?.avroSchema : undefined;
       return {
         contentType: format === 'avro' ? 'application/vnd.apache.avro+binary' : 'application/json',
-        ...(avroSchema === undefined ? {} : { payload: { schemaFormat: AVRO_SCHEMA_FORMAT, schema: avroSchema } }),
+        ...(avroSchema === undefined ? {} : { payload: { schemaFormat: AVRO_SCHEMA_FORMAT, schema: structuredClone(avroSchema) } }),
         bindings: { kafka: { ...kafka, schemaIdLocation: 'payload', schemaIdPayloadEncoding: 'confluent', schemaLookupStrategy: LOOKUP_STRATEGY[registry.subjectNaming] } },
         description: avroSchema === undefined
           ? `Value in the Confluent Schema Registry wire format (${format}): magic byte 0, the 4-byte schema id, then the body; the payload schema below is the decoded value.`
