@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config/env';
 import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
+import { assignedPartitions, creditedAfter, joinedAfter } from '../kit/consumer-log-reads';
 import { componentDatabaseUrl, createTestDatabase, type TestDatabase } from '../kit/database';
 import { startFaultProxy, type FaultLink, type FaultProxy } from '../kit/fault-proxy';
 import { CreditStream } from '../kit/credit-stream';
@@ -55,13 +56,7 @@ describe('consumer stepping aside while its group rebalances', function () {
     await db?.drop();
   });
 
-  const assignment = (p: ConsumerProcess): number[] => {
-    const joins = p.logs.filter((l) => l.msg === 'joined consumer group');
-    const last = joins[joins.length - 1]?.assignment as Record<string, number[]> | undefined;
-    return last?.[topic.topic] ?? [];
-  };
-  const creditedAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'batch applied' && (l.time as number) >= since && (l.applied as number) > 0);
-  const lastJoinAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'joined consumer group' && (l.time as number) >= since);
+  const assignment = (p: ConsumerProcess) => assignedPartitions(p, topic.topic);
   const rejoinedAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'consumer worker rejoined' && (l.time as number) >= since);
   /**
    * Joins logged by `p` after its first step-aside since `since` and before its new membership's
@@ -164,7 +159,7 @@ describe('consumer stepping aside while its group rebalances', function () {
       const held = new Set(healthy().flatMap(assignment));
       return held.size === partitions && (await members(group)) === healthy().length;
     };
-    await eventually('B and C to hold every partition, A out of the group', async () => lastJoinAfter(c, fault) && (await healthyHoldAll()), TAKEOVER_BOUND_MS, 500).catch((err: Error) => {
+    await eventually('B and C to hold every partition, A out of the group', async () => joinedAfter(c, fault) && (await healthyHoldAll()), TAKEOVER_BOUND_MS, 500).catch((err: Error) => {
       throw why(err);
     });
     const takeover = Date.now() - fault;
@@ -181,7 +176,7 @@ describe('consumer stepping aside while its group rebalances', function () {
 
     await link.heal({ oldConnections: 'dead' });
     const heal = Date.now();
-    await eventually('A to rejoin and be given partitions', async () => rejoinedAfter(a, heal) && lastJoinAfter(a, heal) && assignment(a).length > 0, REJOIN_BOUND_MS, 250).catch((err: Error) => {
+    await eventually('A to rejoin and be given partitions', async () => rejoinedAfter(a, heal) && joinedAfter(a, heal) && assignment(a).length > 0, REJOIN_BOUND_MS, 250).catch((err: Error) => {
       throw why(err);
     });
     assert.deepEqual(strayJoins(a, fault), [], `A's stepped-aside member joined the group again\nA:\n${tail(a, fault)}`);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { loadStackConfig } from '../../tools/local-stack/stack-config';
 import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
+import { assignedPartitions, creditedAfter, joinedAfter } from '../kit/consumer-log-reads';
 import { componentDatabaseUrl, createTestDatabase, type TestDatabase } from '../kit/database';
 import { startFaultProxy, type FaultProxy } from '../kit/fault-proxy';
 import { CreditStream } from '../kit/credit-stream';
@@ -39,13 +40,7 @@ describe('consumer with a black-holed PostgreSQL link', function () {
     await db?.drop();
   });
 
-  const assignment = (p: ConsumerProcess): number[] => {
-    const joins = p.logs.filter((l) => l.msg === 'joined consumer group');
-    const last = joins[joins.length - 1]?.assignment as Record<string, number[]> | undefined;
-    return last?.[topic.topic] ?? [];
-  };
-  const creditedAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'batch applied' && (l.time as number) >= since && (l.applied as number) > 0);
-  const lastJoinAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'joined consumer group' && (l.time as number) >= since);
+  const assignment = (p: ConsumerProcess) => assignedPartitions(p, topic.topic);
 
 
   it('B takes A\'s partitions within 60 s of the fault, A rejoins within 30 s of the heal, balances exact', async () => {
@@ -65,7 +60,7 @@ describe('consumer with a black-holed PostgreSQL link', function () {
 
       await link.blackHole();
       const fault = Date.now();
-      await eventually('B to hold every partition and credit after the fault', async () => assignment(b).length === partitions && creditedAfter(b, fault) && lastJoinAfter(b, fault), TAKEOVER_BOUND_MS, 250).catch((err: Error) => {
+      await eventually('B to hold every partition and credit after the fault', async () => assignment(b).length === partitions && creditedAfter(b, fault) && joinedAfter(b, fault), TAKEOVER_BOUND_MS, 250).catch((err: Error) => {
         const tail = (p: ConsumerProcess) => p.logs.filter((l) => (l.time as number) >= fault && l.msg !== 'batch applied').map((l) => `${String(l.msg)} ${JSON.stringify(l.err ?? l.reason ?? l.assignment ?? '')}`).slice(0, 40).join('\n');
         throw new Error(`${err.message}\nB assignment ${JSON.stringify(assignment(b))}, B credited after fault ${creditedAfter(b, fault)}\nA:\n${tail(a)}\nB:\n${tail(b)}\nA stderr: ${a.stderr.join('').slice(-1500)}`);
       });
@@ -74,7 +69,7 @@ describe('consumer with a black-holed PostgreSQL link', function () {
 
       await link.heal({ oldConnections: 'dead' });
       const heal = Date.now();
-      await eventually('A to rejoin and be given partitions', async () => lastJoinAfter(a, heal) && assignment(a).length > 0, REJOIN_BOUND_MS, 250);
+      await eventually('A to rejoin and be given partitions', async () => joinedAfter(a, heal) && assignment(a).length > 0, REJOIN_BOUND_MS, 250);
       const rejoin = Date.now() - heal;
       await eventually('A to credit again', async () => creditedAfter(a, heal), 60_000, 250);
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { consumerEnv, groupCaughtUp, spawnConsumer, waitUntilRunning, type ConsumerProcess } from '../kit/consumer-harness';
+import { assignedPartitions, creditedAfter } from '../kit/consumer-log-reads';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
 import { CreditStream } from '../kit/credit-stream';
 import { uniqueName } from '../kit/ids';
@@ -36,12 +37,7 @@ describe('consumer: workers share partitions; adding a third rebalances with no 
     return p;
   };
   /** The partitions a process was given at its most recent join. */
-  const latestAssignment = (p: ConsumerProcess): number[] => {
-    const joins = p.logs.filter((l) => l.msg === 'joined consumer group');
-    const last = joins[joins.length - 1]?.assignment as Record<string, number[]> | undefined;
-    return last?.[topic.topic] ?? [];
-  };
-  const creditedAfter = (p: ConsumerProcess, since: number) => p.logs.some((l) => l.msg === 'batch applied' && (l.time as number) >= since && (l.applied as number) > 0);
+  const latestAssignment = (p: ConsumerProcess) => assignedPartitions(p, topic.topic);
 
 
   it('two workers split six partitions, a third takes its share, balances stay exact', async () => {
