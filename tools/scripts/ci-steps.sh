@@ -58,31 +58,41 @@ ci_step() {
   return "$status"
 }
 
+# The core subset on the machine's Node 20, against the suite's stack, dev server included: its
+# tests name their databases, topics, task queues and workflows uniquely, as every test of the
+# suite does. Its workers' metrics ports are its own (METRICS_PORT_BASE: each worker binds base +
+# 0..2 and base + 10..12).
+ci_node20_step() {
+  MOCHA_TIMINGS_FILE="$timings/node20-core.json" KEEP_STACK=1 \
+    METRICS_PORT_BASE="$(ci_port METRICS_PORT_BASE 19400 100)" \
+    ci_step "Node 20 core" npm run test:node -- 20
+}
+
+# The Temporal-dependent core on Node 22 against Temporal's cluster, on the suite's PostgreSQL and
+# Kafka: its processes on ports of their own (LOCAL_TEMPORAL_PORT + 200: the balancer and the
+# frontends' gRPC and HTTP ports up to 8 above it, membership ports 300 below), its own UI port
+# and workers' metrics ports. Its `stack run` starts only the cluster, and at its end stops only
+# that (stackDown stops the configured kind of Temporal only), never the suite's dev server.
+ci_cluster_step() {
+  MOCHA_TIMINGS_FILE="$timings/node22-cluster.json" TEMPORAL_SERVER=cluster \
+    LOCAL_TEMPORAL_PORT="$(ci_port LOCAL_TEMPORAL_PORT 7233 200)" \
+    LOCAL_TEMPORAL_UI_PORT="$(ci_port LOCAL_TEMPORAL_UI_PORT 8233 200)" \
+    METRICS_PORT_BASE="$(ci_port METRICS_PORT_BASE 19400 200)" \
+    ci_step "Node 22 cluster core" npm run test:node -- 22
+}
+
 # The steps beside the suite whose process is $1, against the PostgreSQL and Kafka its `stack run`
-# started (KEEP_STACK=1 keeps them up after it ends). First, once that stack is up, the core
-# subset on the machine's Node 20: nothing to build, and it is done while the build still runs.
-# It uses the suite's Temporal dev server too; its tests name their databases, topics, task
-# queues and workflows uniquely, as every test of the suite does. Then, once the build is done,
-# the Temporal-dependent core on Node 22 against Temporal's cluster: its own processes on ports of
-# their own (LOCAL_TEMPORAL_PORT + 200: the balancer and the frontends' gRPC and HTTP ports up to
-# 9 above it, membership ports 300 below), its own UI port, and its own workers' metrics ports
-# (METRICS_PORT_BASE: each worker binds base + 0..2 and base + 10..12). Its `stack run` starts
-# only the cluster, and at its end stops only that (stackDown stops the configured kind of
-# Temporal only). Returns non-zero when either step failed or could not start.
+# started (KEEP_STACK=1 keeps them up after it ends): once that stack is up, the Node 20 core
+# (nothing to build, so it is done while the build still runs), then, once the build is done, the
+# cluster step. Returns non-zero when either failed or could not start.
 ci_side_steps() {
   local suite=$1 status=0
   if ! npx tsx tools/scripts/await-stack.ts "$suite" 1200; then
     ci_note "side steps: skipped, the suite's stack never came up"
     return 1
   fi
-  MOCHA_TIMINGS_FILE="$timings/node20-core.json" KEEP_STACK=1 \
-    METRICS_PORT_BASE="$(ci_port METRICS_PORT_BASE 19400 100)" \
-    ci_step "Node 20 core" npm run test:node -- 20 || status=1
+  ci_node20_step || status=1
   ci_await_build || return 1
-  MOCHA_TIMINGS_FILE="$timings/node22-cluster.json" TEMPORAL_SERVER=cluster \
-    LOCAL_TEMPORAL_PORT="$(ci_port LOCAL_TEMPORAL_PORT 7233 200)" \
-    LOCAL_TEMPORAL_UI_PORT="$(ci_port LOCAL_TEMPORAL_UI_PORT 8233 200)" \
-    METRICS_PORT_BASE="$(ci_port METRICS_PORT_BASE 19400 200)" \
-    ci_step "Node 22 cluster core" npm run test:node -- 22 || status=1
+  ci_cluster_step || status=1
   return "$status"
 }
