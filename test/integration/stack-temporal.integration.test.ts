@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../../src/config/constants';
 import { cachePaths } from '../../tools/local-stack/paths';
-import { ensureTemporal, stopTemporal } from '../../tools/local-stack/temporal';
+import { runningPid } from '../../tools/local-stack/processes';
+import { stackDown } from '../../tools/local-stack/stack';
+import { ensureTemporal, stopTemporal, TEMPORAL_SERVICE } from '../../tools/local-stack/temporal';
 import { uniqueName } from '../kit/ids';
 import { isolatedStack } from '../kit/isolated-stack';
 
@@ -41,5 +43,21 @@ describe('local Temporal server', function () {
     assert.equal(described.status.name, 'RUNNING');
     const attributes = await withClient((c) => c.connection.operatorService.listSearchAttributes({ namespace: config.temporal.namespace }));
     for (const { name } of Object.values(SEARCH_ATTRIBUTES)) assert.ok(name in (attributes.customAttributes ?? {}), `${name} registered`);
+  });
+
+  // CI's cluster step runs Temporal's cluster from the suite's cache folder, on ports of its own,
+  // while the suite's dev server runs: its `stack run` must stop only the cluster it started.
+  it('stops only the configured kind of Temporal when asked to (as `stack run` does), every kind otherwise', async () => {
+    await ensureTemporal(config, paths, () => undefined);
+    const pid = runningPid(paths.run, TEMPORAL_SERVICE);
+    assert.ok(pid, 'the dev server runs');
+    const clusterKind = { ...config, temporal: { ...config.temporal, server: 'cluster' as const } };
+
+    assert.deepEqual(await stackDown(clusterKind, ['temporal'], { temporal: 'configured' }), [], 'no cluster ran, so nothing stopped');
+    assert.equal(runningPid(paths.run, TEMPORAL_SERVICE), pid, 'the dev server still runs');
+    await withClient((c) => c.connection.workflowService.describeNamespace({ namespace: config.temporal.namespace }));
+
+    assert.deepEqual(await stackDown(clusterKind, ['temporal']), ['temporal'], '`stack down temporal` stops every kind');
+    assert.equal(runningPid(paths.run, TEMPORAL_SERVICE), undefined);
   });
 });

@@ -103,7 +103,7 @@ export function registerStackCommands(program: Command) {
         say(`stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s${started.length ? ` (started: ${started.join(', ')})` : ' (all already running)'}`);
         code = await run(command);
       } finally {
-        if (started.length && !process.env.KEEP_STACK) say(`stopping what this run started: ${(await stackDown(config, started)).join(', ')}`);
+        if (started.length && !process.env.KEEP_STACK) say(`stopping what this run started: ${(await stackDown(config, started, { temporal: 'configured' })).join(', ')}`);
       }
       process.exitCode = code;
     });

@@ -33,11 +33,17 @@ export async function stackUp(config: Config, log: (m: string) => void): Promise
   return started;
 }
 
-export async function stackDown(config: Config, services: readonly ServiceName[] = SERVICES): Promise<ServiceName[]> {
+/**
+ * Stops the named services. `temporal: 'every'` (the default, `stack down`) stops every kind of
+ * Temporal, whichever TEMPORAL_SERVER says now: a switch must not strand another. `'configured'`
+ * (`stack run`, stopping what it started) stops only the kind TEMPORAL_SERVER names: another kind
+ * from the same cache folder on other ports is another run's.
+ */
+export async function stackDown(config: Config, services: readonly ServiceName[] = SERVICES, opts: { temporal?: 'every' | 'configured' } = {}): Promise<ServiceName[]> {
   const paths = cachePaths(config.local.cacheDir);
-  // Every kind of Temporal is stopped, whichever TEMPORAL_SERVER says now: a switch must not strand another.
   const stopEitherTemporal = async (p: typeof paths) => [await stopTemporalCluster(p), await stopTemporalServer(p), await stopTemporal(p)].includes(true);
-  const stop = { postgres: stopPostgres, kafka: stopLocalKafka, temporal: stopEitherTemporal };
+  const stopConfigured = { dev: stopTemporal, postgres: stopTemporalServer, cluster: stopTemporalCluster }[config.temporal.server];
+  const stop = { postgres: stopPostgres, kafka: stopLocalKafka, temporal: opts.temporal === 'configured' ? stopConfigured : stopEitherTemporal };
   const stopped: ServiceName[] = [];
   // Reverse order: Temporal and Kafka clients of PostgreSQL go first.
   for (const service of [...services].reverse()) {

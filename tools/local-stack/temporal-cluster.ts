@@ -174,8 +174,13 @@ async function startUi(config: Config, paths: CachePaths, log: (m: string) => vo
 
 async function refuseOtherTemporal(config: Config, paths: CachePaths, missing: string[]) {
   const port = config.local.temporalPort;
+  // Another kind of Temporal from this cache folder on another LOCAL_TEMPORAL_PORT may run beside
+  // the cluster (CI's cluster step shares the suite's PostgreSQL, Kafka and cache while the suite
+  // runs on the dev server); on the same port it is a switch of TEMPORAL_SERVER without a stop.
+  // While the cluster's own balancer runs (a part restarted), the port is the cluster's.
+  const portTaken = missing.includes(BALANCER) && (await isListening(port));
   for (const [other, name] of [[TEMPORAL_SERVICE, 'dev server'], [TEMPORAL_SERVER_SERVICE, 'single-process server (TEMPORAL_SERVER=postgres)']] as const) {
-    if (runningPid(paths.run, other) !== undefined) {
+    if (portTaken && runningPid(paths.run, other) !== undefined) {
       throw new StackError(`this stack's Temporal ${name} is running on port ${port}: stop it first (\`npm run stack:down\`), then start the stack again with TEMPORAL_SERVER=cluster`);
     }
   }
