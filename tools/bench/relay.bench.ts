@@ -14,6 +14,7 @@ import { Relays, relayDefaults } from './support/relay-shards';
 import { throughputRun, type WorkerPool } from './support/relay-throughput';
 import { RelayWorkerProcess } from '../../test/kit/relay-worker-process';
 import { commandLine, median, percentile, saveBenchmark } from './support/report';
+import { tailEpisodes } from './support/latency-tail';
 import { uniqueName } from '../../test/kit/ids';
 import { createTestDatabase, type TestDatabase } from '../../test/kit/database';
 
@@ -40,7 +41,8 @@ const quick = process.env.BENCH_QUICK === '1';
 const REPEATS = quick ? 1 : 3;
 // Long enough per run (~10 s at 20k/s) that the figure is sustained throughput, not a burst.
 const EVENTS = Number(process.env.BENCH_EVENTS ?? (quick ? 20_000 : 200_000));
-const LATENCY_SECONDS = quick ? 5 : 10;
+// BENCH_LATENCY_SECONDS lengthens each latency run, to study its tail (its p99 of 10 s is the 100 slowest events).
+const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? (quick ? 5 : 10));
 const WARM_UP_EVENTS = quick ? 0 : 50_000;
 // bench/results/<name>.json; another name keeps a side run from replacing the figures docs/performance.md quotes.
 const RESULT_NAME = process.env.BENCH_NAME ?? 'relay';
@@ -121,6 +123,8 @@ async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool,
       const inSecond = joined.filter((j) => Math.floor((j.committed - start) / 1000) === sec).map((j) => j.ms).sort((a, b) => a - b);
       return inSecond.length > 0 ? percentile(inSecond, 99) : null;
     });
+    const p99Ms = percentile(sorted, 99);
+    const tail = tailEpisodes(joined, start, p99Ms);
     const result = {
       mode,
       offeredPerSecond: Math.round(total / offeredSeconds),
@@ -128,9 +132,10 @@ async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool,
       received: sorted.length,
       p50Ms: percentile(sorted, 50),
       p90Ms: percentile(sorted, 90),
-      p99Ms: percentile(sorted, 99),
+      p99Ms,
       maxMs: sorted.at(-1),
       p99MsBySecond,
+      tailEpisodes: tail,
       shards,
       batchSize,
       loadAverage1m: loadAverage()[0],
@@ -138,6 +143,7 @@ async function latencyRun(db: TestDatabase, client: Client, workers: WorkerPool,
       pgTransactionsPerEvent,
     };
     console.log(`latency ${mode.padEnd(6)} at ${result.offeredPerSecond}/s offered: p50 ${result.p50Ms} ms, p90 ${result.p90Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms (${result.received}/${total}; load ${result.loadAverage1m}); p99 by second ${p99MsBySecond.join(' ')}; ${pgTransactionsPerEvent} PostgreSQL transactions per event; CPU µs per event ${JSON.stringify(cpuMicrosPerEvent)}`);
+    console.log(`  tail (events ≥ p99, by commit time): ${tail.map((t) => `${(t.atMs / 1000).toFixed(2)} s ×${t.events} ≤${t.maxMs} ms`).join(', ')}`);
     return { ...result, profileShard0: await profileRelayHistory(client, relays.workflowIds[0]!) };
   } finally {
     await relays.stop();
