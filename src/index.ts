@@ -18,7 +18,7 @@ export { ConfigError } from './config/errors';
 export type { Logger } from './config/logger';
 // How the project itself connects, for a service's own clients with the same settings (docs/managed-services.md).
 export { temporalConnectionOptions } from './temporal/connection-options';
-export { kafkaConnectionOptions } from './kafka/connection-options';
+export { kafkaConnectionOptions, type KafkaSocketUse } from './kafka/connection-options';
 export { TASK_QUEUES } from './config/constants';
 export { setUp } from './setup';
 export { workerEntry, type WorkerEntry, type WorkerName } from '../workers/entries';

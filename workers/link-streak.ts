@@ -13,6 +13,14 @@ export class LinkStreak {
     else this.okSince ??= performance.now();
   }
 
+  /**
+   * A link failed outside the health check (a connection of the worker's own presumed dead): the
+   * streak starts again at the next round that answers in full, as after a failed round.
+   */
+  broke(): void {
+    this.okSince = null;
+  }
+
   okForMs(): number | null {
     return this.okSince === null ? null : performance.now() - this.okSince;
   }

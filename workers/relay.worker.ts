@@ -63,7 +63,19 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
   // Sessions and the LISTEN need connections of their own, to the database the pool uses.
   const dedicated = options.pool ? poolConnectionSettings(options.pool) : workerDatabaseUrl(config, 'relay');
   const listener = new PendingListener(dedicated, config.links.database);
-  const kafka = createKafka(config, `outbox-relay-${process.pid}`, logger);
+  // How long every link has answered, written with each lease renewal (src/outbox/relay-avoidance.ts).
+  const streak = new LinkStreak();
+  // Its clients (the producers, the topic check, the Kafka probe) join no group: a connection is
+  // presumed dead 1 s past the request timeout (16 s), not 25 s. One presumed dead restarts the
+  // streak: a session that failed on it made its shard avoid this worker, and the shard comes back
+  // once every link answers again, not only when the avoidance (60 s) ends.
+  const kafka = createKafka(config, `outbox-relay-${process.pid}`, logger, {
+    groupMember: false,
+    onPresumedDead: (err) => {
+      streak.broke();
+      logger.warn({ err: err.message }, 'a Kafka connection was presumed dead: the links count as healthy again from the next full health round');
+    },
+  });
   // Not idempotent, and no retries inside kafkajs: src/kafka/relay-producer.ts says why.
   const producer: Producer = createRelayProducer(kafka);
   // Connected before anything starts, so a Temporal that cannot be reached stops the worker at
@@ -91,7 +103,6 @@ export async function runRelayWorkerWithHooks(config: Config, options: RelayWork
     // keepalive only after up to 45 s) while a new connection works makes the worker step aside
     // and rejoin on a new one, instead of keeping shards it cannot be given work for.
     let membershipConnection: NativeConnection | undefined;
-    const streak = new LinkStreak();
     let firstProducer: Producer | undefined = producer;
     const newProducer = async () => {
       const fresh = createRelayProducer(kafka);

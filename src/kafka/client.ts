@@ -1,7 +1,7 @@
 import { Kafka, logLevel, type ISocketFactory, type LogEntry } from 'kafkajs';
 import type { Config } from '../config/env';
 import type { Logger } from '../config/logger';
-import { kafkaConnectionOptions } from './connection-options';
+import { kafkaConnectionOptions, type KafkaSocketUse } from './connection-options';
 import { useLeanEncoder } from './lean-encoder';
 
 /**
@@ -9,11 +9,13 @@ import { useLeanEncoder } from './lean-encoder';
  * lines on stderr; errors only unless logLevel asks for more.
  * With kafka.leanEncoder, requests are encoded by the lean encoder (src/kafka/lean-encoder.ts), which
  * then serves every kafkajs client of the process: asked for by the bundled workers only.
- * `wrapSockets` wraps the socket factory (a consumer's fence around its own connections).
+ * `wrapSockets` wraps the socket factory (a consumer's fence around its own connections); the
+ * rest of `sockets` says what its clients wait on (src/kafka/connection-options.ts).
  */
-export function createKafka(config: Config, clientId: string, logger?: Logger, wrapSockets?: (factory: ISocketFactory) => ISocketFactory): Kafka {
+export function createKafka(config: Config, clientId: string, logger?: Logger, sockets: KafkaSocketUse & { wrapSockets?: (factory: ISocketFactory) => ISocketFactory } = {}): Kafka {
   if (config.kafka.leanEncoder) useLeanEncoder();
-  const connection = kafkaConnectionOptions(config);
+  const { wrapSockets, ...use } = sockets;
+  const connection = kafkaConnectionOptions(config, use);
   return new Kafka({
     clientId,
     ...connection,

@@ -12,6 +12,7 @@ import type { Config } from '../config/env';
  */
 export function kafkaConnectionOptions(
   config: Config,
+  use: KafkaSocketUse = {},
 ): Pick<KafkaConfig, 'brokers' | 'ssl' | 'sasl' | 'connectionTimeout' | 'authenticationTimeout' | 'requestTimeout' | 'enforceRequestTimeout' | 'socketFactory'> {
   const { ssl, sasl } = config.kafka;
   const bounds = config.links.kafka;
@@ -23,20 +24,39 @@ export function kafkaConnectionOptions(
     authenticationTimeout: bounds.authenticationTimeoutMs,
     requestTimeout: bounds.requestTimeoutMs,
     enforceRequestTimeout: true,
-    socketFactory: routedSocketFactory(bounds.brokerRoutes, bounds.keepAliveIdleMs, silenceBoundMs(config)),
+    socketFactory: routedSocketFactory(bounds.brokerRoutes, bounds.keepAliveIdleMs, silenceBoundMs(config, use.groupMember ?? true), use.onPresumedDead),
   };
+}
+
+/** What the clients of one kafkajs instance wait on, and who hears of a connection presumed dead. */
+export interface KafkaSocketUse {
+  /**
+   * False when none of its clients joins a consumer group or fetches (a producer, an admin): each
+   * of their requests is then bounded by the request timeout alone. Default true.
+   */
+  groupMember?: boolean;
+  /** Called when one of its connections is destroyed for its silence (after kafkajs is told). */
+  onPresumedDead?: (error: Error) => void;
 }
 
 // Margin over the longest wait a broker may legitimately take before answering.
 const SILENCE_MARGIN_MS = 5_000;
+// Without group requests the longest wait is the request timeout itself, which kafkajs enforces
+// on a timer of its own: one second past it, the request has failed.
+const REQUEST_SILENCE_MARGIN_MS = 1_000;
 
 /**
  * How long a broker may stay silent while a request waits before the connection is presumed
- * dead: the request timeout, or the consumer's rebalance timeout (a JoinGroup is answered only
- * when the rebalance completes), whichever is longer, plus a margin.
+ * dead. A group member: the request timeout, or the consumer's rebalance timeout (a JoinGroup is
+ * answered only when the rebalance completes), whichever is longer, plus a margin (25 s at the
+ * defaults). Otherwise (a producer, an admin: no request of theirs waits longer than the request
+ * timeout, kafkajs overrides it only for JoinGroup and Fetch) the request timeout plus a second
+ * (16 s): the request that opened the silence has failed by then, and a broker answers a
+ * connection's requests in order, so nothing behind it on that connection could have come sooner.
  */
-export function silenceBoundMs(config: Config): number {
-  return Math.max(config.links.kafka.requestTimeoutMs, config.consumer.rebalanceTimeoutMs) + SILENCE_MARGIN_MS;
+export function silenceBoundMs(config: Config, groupMember = true): number {
+  const requestTimeoutMs = config.links.kafka.requestTimeoutMs;
+  return groupMember ? Math.max(requestTimeoutMs, config.consumer.rebalanceTimeoutMs) + SILENCE_MARGIN_MS : requestTimeoutMs + REQUEST_SILENCE_MARGIN_MS;
 }
 
 /**
@@ -47,7 +67,7 @@ export function silenceBoundMs(config: Config): number {
  * (`advertised host:port` → `reachable host:port`) says where to connect instead. TLS still
  * checks the advertised host's name.
  */
-export function routedSocketFactory(routes: Record<string, string>, keepAliveIdleMs: number, silenceBound: number): ISocketFactory {
+export function routedSocketFactory(routes: Record<string, string>, keepAliveIdleMs: number, silenceBound: number, onPresumedDead?: (error: Error) => void): ISocketFactory {
   return ({ host, port, ssl, onConnect }) => {
     const route = routes[`${host}:${port}`];
     const target = route ? { host: route.slice(0, route.lastIndexOf(':')), port: Number(route.slice(route.lastIndexOf(':') + 1)) } : { host, port };
@@ -55,7 +75,7 @@ export function routedSocketFactory(routes: Record<string, string>, keepAliveIdl
       ? tls.connect({ ...target, ...(net.isIP(host) ? {} : { servername: host }), ...ssl }, onConnect)
       : net.connect(target, onConnect);
     socket.setKeepAlive(true, keepAliveIdleMs);
-    closeWhenSilent(socket, silenceBound);
+    closeWhenSilent(socket, silenceBound, onPresumedDead);
     return socket;
   };
 }
@@ -66,7 +86,7 @@ export function routedSocketFactory(routes: Record<string, string>, keepAliveIdl
  * out too, for ever. So the socket itself is destroyed once bytes were written and nothing came
  * back for `boundMs`; kafkajs then sees a closed connection and opens a new one.
  */
-function closeWhenSilent(socket: net.Socket, boundMs: number) {
+function closeWhenSilent(socket: net.Socket, boundMs: number, onPresumedDead?: (error: Error) => void) {
   let waitingSince: number | undefined;
   const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
   socket.write = ((...args: unknown[]) => {
@@ -76,7 +96,9 @@ function closeWhenSilent(socket: net.Socket, boundMs: number) {
   socket.on('data', () => (waitingSince = undefined));
   const timer = setInterval(() => {
     if (waitingSince !== undefined && Date.now() - waitingSince > boundMs) {
-      socket.destroy(new Error(`no answer from the Kafka broker for ${boundMs} ms: the connection is presumed dead`));
+      const error = new Error(`no answer from the Kafka broker for ${boundMs} ms: the connection is presumed dead`);
+      socket.destroy(error);
+      onPresumedDead?.(error);
     }
   }, Math.min(1000, boundMs));
   timer.unref();

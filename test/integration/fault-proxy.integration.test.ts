@@ -52,6 +52,17 @@ describe('fault proxy (Toxiproxy + forgetting gate)', function () {
     assert.equal(await answers(old), 'Query read timeout', 'the old connection never answers again');
   });
 
+  it('forgetting the busiest connection: that one stays silent, the others and new ones pass', async () => {
+    const quiet = await through();
+    const busy = await through();
+    for (let i = 0; i < 20; i++) await busy.query("select repeat('x', 1000)");
+    link.forgetBusiestConnection();
+    assert.equal(await answers(busy), 'Query read timeout', 'the busiest connection never answers again');
+    assert.equal(await answers(quiet), 'answered', 'the others are untouched');
+    assert.equal(await answers(await through()), 'answered', 'new connections pass');
+    assert.equal(link.frozenConnections(), 1);
+  });
+
   it('reset: the next byte gets a connection reset', async () => {
     const c = await through();
     await link.reset();

@@ -43,7 +43,13 @@ export interface FaultLink {
    * hole's connections are closed by Toxiproxy when it is removed; latency and bandwidth's go on).
    */
   heal(opts: { oldConnections: 'dead' | 'alive' }): Promise<void>;
-  /** Connections the gate froze at a `dead` heal and that the worker still holds open. */
+  /**
+   * With no fault on: the open connection that carried the most bytes from the worker goes
+   * silent for ever (a NAT or load balancer that lost that one entry), the others and new ones
+   * pass. Throws when none is open.
+   */
+  forgetBusiestConnection(): void;
+  /** Connections the gate froze (a `dead` heal, forgetBusiestConnection) that the worker still holds open. */
   frozenConnections(): number;
 }
 
@@ -128,6 +134,11 @@ class ToxiproxyLink implements FaultLink {
       this.gate.forgetOpenConnections();
     }
     for (const toxic of this.toxics.splice(0)) await this.api.removeToxic(this.name, toxic);
+  }
+
+  forgetBusiestConnection() {
+    if (!this.gate) throw new Error(`link ${this.name} has no gate: it cannot leave a connection dead`);
+    if (!this.gate.forgetBusiestConnection()) throw new Error(`link ${this.name} has no open connection to forget`);
   }
 
   frozenConnections() {

@@ -4,6 +4,8 @@ interface Pair {
   client: net.Socket;
   server: net.Socket;
   frozen: boolean;
+  /** Bytes from the client so far. */
+  sent: number;
 }
 
 /**
@@ -24,8 +26,9 @@ export class ForgettingGate {
     const pairs = new Set<Pair>();
     const server = net.createServer((client) => {
       const upstream = net.connect(target.port, target.host);
-      const pair: Pair = { client, server: upstream, frozen: false };
+      const pair: Pair = { client, server: upstream, frozen: false, sent: 0 };
       pairs.add(pair);
+      client.on('data', (d: Buffer) => (pair.sent += d.length));
       client.pipe(upstream);
       upstream.pipe(client);
       const closeBoth = () => {
@@ -45,14 +48,28 @@ export class ForgettingGate {
   }
 
   forgetOpenConnections(): void {
-    for (const pair of this.pairs) {
-      if (pair.frozen) continue;
-      pair.frozen = true;
-      pair.client.unpipe(pair.server);
-      pair.server.unpipe(pair.client);
-      pair.client.on('data', () => undefined);
-      pair.server.destroy();
-    }
+    for (const pair of this.pairs) this.freeze(pair);
+  }
+
+  /**
+   * Freezes only the open connection that carried the most bytes from the client (under traffic,
+   * the one the worker sends its work down), as a NAT that lost that one entry; the others go on.
+   * Returns false when no connection is open.
+   */
+  forgetBusiestConnection(): boolean {
+    const open = [...this.pairs].filter((p) => !p.frozen);
+    if (open.length === 0) return false;
+    this.freeze(open.reduce((a, b) => (b.sent > a.sent ? b : a)));
+    return true;
+  }
+
+  private freeze(pair: Pair) {
+    if (pair.frozen) return;
+    pair.frozen = true;
+    pair.client.unpipe(pair.server);
+    pair.server.unpipe(pair.client);
+    pair.client.on('data', () => undefined);
+    pair.server.destroy();
   }
 
   frozenCount(): number {

@@ -36,4 +36,13 @@ describe('a worker link streak', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.ok(streak.okForMs()! >= 15 && streak.okForMs()! < 1_000);
   });
+
+  it('starts again after a link broke outside the health check (a Kafka connection presumed dead), from the next clean round', async () => {
+    const streak = new LinkStreak();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    streak.broke();
+    assert.equal(streak.okForMs(), null, 'no streak until a round answers in full');
+    streak.round([]);
+    assert.ok(streak.okForMs()! < 15, 'counted from that round, not from the start');
+  });
 });

@@ -31,7 +31,7 @@ export async function startConsumerKafkaSide(deps: ConsumerDeps, client: Client,
   // A client of its own, so that what this member opened can be closed without touching the
   // worker's other Kafka clients (the dead-letter producer, the group-size probe).
   const fence = new SocketFence();
-  const kafka = createKafka(config, `credit-consumer-${process.pid}`, logger, (factory) => fence.wrap(factory));
+  const kafka = createKafka(config, `credit-consumer-${process.pid}`, logger, { wrapSockets: (factory) => fence.wrap(factory) });
   let stopping = false;
   const consumer = kafka.consumer({
     groupId: config.kafka.consumerGroup,
