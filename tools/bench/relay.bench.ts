@@ -55,7 +55,9 @@ const loadAverage = () => os.loadavg().map((l) => +l.toFixed(2));
 
 async function startWorkers(db: TestDatabase, topic: string, count: number): Promise<WorkerPool> {
   const taskQueue = uniqueName('bench-relay-tq');
-  const processes = Array.from({ length: count }, () => new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue }));
+  // BENCH_WORKER_NODE_ARGS: Node flags for the relay worker (e.g. --trace-gc, beside the latency runs' tail episodes).
+  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const processes = Array.from({ length: count }, () => new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue }, nodeArgs));
   return { taskQueue, processes };
 }
 
