@@ -46,8 +46,13 @@ class EchoConnection {
     socket.on('error', () => undefined);
   }
   static async open(port: number): Promise<EchoConnection> {
-    const socket = net.connect(port, '127.0.0.1');
-    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    // Bounded: a proxy that accepts nothing must fail the probe, not hang it.
+    const socket = net.connect({ port, host: '127.0.0.1', timeout: 5_000 });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve).once('error', reject);
+      socket.once('timeout', () => reject(new Error(`no connection through the proxy within 5 s (port ${port})`)));
+    });
+    socket.setTimeout(0);
     const c = new EchoConnection(socket);
     for (let i = 0; i < IN_FLIGHT; i++) c.send();
     return c;
