@@ -11,7 +11,7 @@ export interface InterruptedRun {
 }
 
 /**
- * Starts `node <args>` (a run that spawns a child and prints "child <pid>", then "running"),
+ * Starts `node <args>` (a run that spawns a child and prints "child <pid>", then a line "running"),
  * sends it `signals` 200 ms apart once it runs, and waits (bounded) for it to exit and for the
  * kernel to reap its child if it killed it. For the tests that an interrupted run leaves no
  * process behind.
@@ -23,7 +23,8 @@ export async function interruptRun(args: string[], signals: NodeJS.Signals[], cw
   run.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 30_000;
-  while (!output.includes('running') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  // A whole line: mocha's spec reporter prints suite titles first, and a title may contain the word.
+  while (!/^running$/m.test(output) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   const childPid = Number(/child (\d+)/.exec(output)?.[1]);
   assert.ok(childPid > 0, `the run started its child: ${output}`);
   assert.equal(isAlive(childPid), true, 'the child runs before the interruption');
