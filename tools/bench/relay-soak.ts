@@ -7,6 +7,7 @@ import { loadStackConfig } from '../local-stack/stack-config';
 import { createTestTopic, deleteTopics } from '../../test/kit/kafka';
 import { insertBacklog, waitDrained } from './support/outbox-backlog';
 import { Relays } from './support/relay-shards';
+import type { RelayActivityMode } from '../../workflows/relay/contract';
 import { RelayWorkerProcess, type WorkerMemoryLog } from '../../test/kit/relay-worker-process';
 import { commandLine, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
@@ -15,7 +16,7 @@ import { createTestDatabase } from '../../test/kit/database';
 
 // Relay soak: does one relay worker's memory level off, or grow for as long as it runs? The
 // relay is meant to run forever, so this runs it as production does — one worker process with
-// the default settings (batch 2000, 2 shards, local activities), shards started once and never
+// the default settings (batch 2000, 2 shards, local activities; BENCH_SHARDS, BENCH_ACTIVITY_MODE), shards started once and never
 // restarted — through BENCH_CYCLES cycles of: commit a backlog of BENCH_EVENTS rows, wait until
 // it is drained, let the worker settle, sample its resident memory (VmRSS) and the main
 // thread's V8 heap and external memory (the worker logs them: RELAY_MEMORY_LOG_MS). Published
@@ -34,7 +35,11 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const SETTLE_MS = 2_000;
 const MEMORY_LOG_MS = 500;
 const BATCH_SIZE = 2000;
-const SHARDS = 2;
+// BENCH_SHARDS and BENCH_ACTIVITY_MODE: bench:relay's setting (8 shards, sessions) instead of production's
+// smallest, to see what its starts and stops of shards leave behind in the worker.
+const SHARDS = Number(process.env.BENCH_SHARDS ?? 2);
+const ACTIVITY_MODE = (process.env.BENCH_ACTIVITY_MODE ?? 'local') as RelayActivityMode;
+if (ACTIVITY_MODE !== 'local' && ACTIVITY_MODE !== 'session') throw new Error('BENCH_ACTIVITY_MODE must be local or session');
 const extraNodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const workerLogPath = process.env.BENCH_WORKER_LOG;
 const restartShards = process.env.BENCH_RESTART_SHARDS as 'stop' | 'terminate' | undefined;
@@ -70,7 +75,7 @@ function describe(s: CycleSample): string {
 async function main() {
   const startedAt = Date.now();
   const loadAtStart = os.loadavg().map((l) => +l.toFixed(2));
-  console.log(`relay soak: ${CYCLES} cycles of ${EVENTS} events, batch ${BATCH_SIZE}, ${SHARDS} shards, local activities; load ${loadAtStart.join(' ')}`);
+  console.log(`relay soak: ${CYCLES} cycles of ${EVENTS} events, batch ${BATCH_SIZE}, ${SHARDS} shards, ${ACTIVITY_MODE === 'local' ? 'local activities' : 'relay sessions'}; load ${loadAtStart.join(' ')}`);
   const db = await createTestDatabase({ serverUrl: config.database.url, prefix: 'bench_relay_soak' });
   const topic = (await createTestTopic(6, { prefix: 'bench-relay-soak', logAppendTime: true, kafka })).topic;
   const connection = await Connection.connect({ address: config.temporal.address });
@@ -79,7 +84,7 @@ async function main() {
   const worker = new RelayWorkerProcess({ DATABASE_URL: db.url, KAFKA_TOPIC: topic, RELAY_TASK_QUEUE: taskQueue, RELAY_MEMORY_LOG_MS: String(MEMORY_LOG_MS) }, extraNodeArgs);
   if (workerLogPath) worker.child.stdout!.pipe(fs.createWriteStream(workerLogPath));
   const relays = new Relays(client, taskQueue);
-  const startShards = () => relays.start({ shards: SHARDS, batchSize: BATCH_SIZE, mode: 'local' });
+  const startShards = () => relays.start({ shards: SHARDS, batchSize: BATCH_SIZE, mode: ACTIVITY_MODE });
   const samples: CycleSample[] = [];
   try {
     await worker.waitUntilRunning();
@@ -124,7 +129,7 @@ async function main() {
         eventsPerCycle: EVENTS,
         batchSize: BATCH_SIZE,
         shards: SHARDS,
-        activityMode: 'local',
+        activityMode: ACTIVITY_MODE,
         shardsRestartedEveryCycle: restartShards ?? 'no',
         settleMs: SETTLE_MS,
         workerNodeArgs: extraNodeArgs,
