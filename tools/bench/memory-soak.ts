@@ -18,6 +18,7 @@ import { commandLine, saveBenchmark } from './support/report';
 import { runBenchmark } from './support/run-benchmark';
 import { procStatusKiB, summariseRss, type RssSample } from '../../test/kit/process-memory';
 import { exampleConsumerEntry } from '../../examples/payments/worker-entries';
+import { compiledScript } from '../../test/kit/compiled-build';
 
 // Memory soak: do the three production workers (relay, consumer, retention) stay within the
 // BRIEF's 250 MB RSS each under full load, for BENCH_MINUTES (30) at the default settings?
@@ -63,11 +64,20 @@ const MiB = (kib: number) => +(kib / 1024).toFixed(1);
  * BENCH_WORKERS_FROM=source, else the compiled package's, built first (`npm run build`) and asked
  * through its own dist/workers/entries.js, exactly as a package user's supervisor would.
  */
-async function workerEntries(): Promise<(w: WorkerName) => WorkerEntry> {
+async function workerEntries(): Promise<(w: WorkerName, file?: string) => WorkerEntry> {
   if (FROM_SOURCE) return workerEntry;
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
   const compiled = (await import(path.join(PROJECT_ROOT, 'dist', 'workers', 'entries.js'))) as typeof import('../../workers/entries');
   return compiled.workerEntry;
+}
+
+/**
+ * The consumer runs the example's handlers, so its entry is the example's file. Compiled too unless
+ * BENCH_WORKERS_FROM=source, as a service compiles its own entry: run through tsx it carried tsx's
+ * loader and source maps, 20-30 MB of RSS the relay and retention workers did not.
+ */
+function consumerEntry(entryOf: (w: WorkerName, file?: string) => WorkerEntry): WorkerEntry {
+  return FROM_SOURCE ? exampleConsumerEntry() : entryOf('consumer', compiledScript('examples/payments/consumer-worker.ts'));
 }
 
 async function main() {
@@ -99,7 +109,7 @@ async function main() {
   const logDir = path.join(config.local.cacheDir, 'logs', `bench-memory-soak-${suffix}`);
   const entryOf = await workerEntries();
   // The consumer is the example's (the package ships no consumer process: the handlers are a service's).
-  const entries = Object.fromEntries(WORKERS.map((w) => [w, w === 'consumer' ? exampleConsumerEntry() : entryOf(w)])) as Record<WorkerName, WorkerEntry>;
+  const entries = Object.fromEntries(WORKERS.map((w) => [w, w === 'consumer' ? consumerEntry(entryOf) : entryOf(w)])) as Record<WorkerName, WorkerEntry>;
   const workers = WORKERS.map((w) => ({ name: w, child: startWorkerEntry(`${w}-worker`, entries[w], logDir, env, extraNodeArgs(w)) }));
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
@@ -217,7 +227,7 @@ async function main() {
         consumerBatchSize: config.consumer.batchSize,
         kafkaPartitions: config.kafka.partitions,
         retention: { interval: config.retention.interval, windowMs: config.retention.windowMs, note: 'the defaults are 10m and 24 h; shortened so retention deletes throughout the run' },
-        workers: FROM_SOURCE ? 'TypeScript sources through tsx (BENCH_WORKERS_FROM=source)' : 'compiled JavaScript, as the installed package runs them (npm run build, dist/workers)',
+        workers: FROM_SOURCE ? 'TypeScript sources through tsx (BENCH_WORKERS_FROM=source)' : 'compiled JavaScript, as the installed package runs them (npm run build, dist/workers); the consumer is the example’s entry, compiled by esbuild (test/kit/compiled-build.ts) as a service compiles its own',
         workerEntries: Object.fromEntries(WORKERS.map((w) => [w, path.relative(PROJECT_ROOT, entries[w].file)])),
         workerNodeArgs: Object.fromEntries(WORKERS.map((w) => [w, [...entries[w].nodeArgs, ...extraNodeArgs(w)]])),
         workerEnv: entries.consumer.env,
