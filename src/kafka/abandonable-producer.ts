@@ -17,20 +17,18 @@ import type { Producer } from 'kafkajs';
 export function abandonableProducer(producer: Producer): { producer: Producer; abandon(): void } {
   const waiting = new Set<(err: Error) => void>();
   let abandonedWith: Error | undefined;
-  const givenUpWhenAbandoned = <T>(send: Promise<T>): Promise<T> => {
-    if (abandonedWith) {
-      send.catch(() => undefined);
-      return Promise.reject(abandonedWith);
-    }
+  // Once abandoned, a send is not even handed to kafkajs: its link is the one being given up.
+  const givenUpWhenAbandoned = <T>(send: () => Promise<T>): Promise<T> => {
+    if (abandonedWith) return Promise.reject(abandonedWith);
     return new Promise<T>((resolve, reject) => {
       waiting.add(reject);
-      send.then(resolve, reject).finally(() => waiting.delete(reject));
+      send().then(resolve, reject).finally(() => waiting.delete(reject));
     });
   };
   const wrapped: Producer = {
     ...producer,
-    send: (record) => givenUpWhenAbandoned(producer.send(record)),
-    sendBatch: (batch) => givenUpWhenAbandoned(producer.sendBatch(batch)),
+    send: (record) => givenUpWhenAbandoned(() => producer.send(record)),
+    sendBatch: (batch) => givenUpWhenAbandoned(() => producer.sendBatch(batch)),
   };
   const abandon = () => {
     abandonedWith ??= new Error('the Kafka producer was abandoned: the worker is stepping aside');
