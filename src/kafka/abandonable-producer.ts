@@ -10,9 +10,9 @@ import type { Producer } from 'kafkajs';
  * Not `Promise.race([send, abandoned])` over one promise for the membership's life: each race
  * adds a reaction to that promise, kept until it settles, and each reaction holds its send's
  * promise and, through it, the async context of the activity that sent (its logger, its input).
- * A healthy membership never settles it, so a relay worker grew by every send it ever made
- * (about 3 MB per 8 shards started and stopped in `npm run bench:relay`, with full collections
- * of 150 ms and more). Here a send is forgotten as soon as it settles.
+ * A healthy membership never settles it, so a relay worker grew by every send it ever made, and
+ * its full collections grew long enough to be its latency tail (docs/measurements/relay-log.md,
+ * the s42 sections). Here a send is forgotten as soon as it settles.
  */
 export function abandonableProducer(producer: Producer): { producer: Producer; abandon(): void } {
   const waiting = new Set<(err: Error) => void>();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { Producer } from 'kafkajs';
+import type { Admin, Producer } from 'kafkajs';
 import { abandonableProducer } from '../../src/kafka/abandonable-producer';
 import { createTestTopic, testKafka } from '../kit/kafka';
 
@@ -10,21 +10,26 @@ import { createTestTopic, testKafka } from '../kit/kafka';
 // real broker. A worker's membership keeps one for as long as it is healthy — days — so what a
 // send leaves behind in it adds up: each activity's context (held by its send's promise) must be
 // free once the send is over, as the activity's own objects are.
-v8.setFlagsFromString('--expose-gc');
-const collectGarbage = vm.runInNewContext('gc') as () => void;
+function collectGarbage() {
+  v8.setFlagsFromString('--expose-gc');
+  (vm.runInNewContext('gc') as () => void)();
+}
 
 describe('the relay\'s abandonable Kafka producer', function () {
   this.timeout(60_000);
   let producer: Producer;
+  let admin: Admin;
   let topic: { topic: string; remove(): Promise<void> };
+  const highWatermark = async (name: string) => Number((await admin.fetchTopicOffsets(name))[0]!.high);
 
   before(async () => {
     topic = await createTestTopic(1);
     producer = testKafka().producer();
-    await producer.connect();
+    admin = testKafka().admin();
+    await Promise.all([producer.connect(), admin.connect()]);
   });
   after(async () => {
-    await producer.disconnect();
+    await Promise.all([producer.disconnect(), admin.disconnect()]);
     await topic.remove();
   });
 
@@ -57,5 +62,23 @@ describe('the relay\'s abandonable Kafka producer', function () {
     abandon();
     await assert.rejects(inFlight, /abandoned: the worker is stepping aside/);
     await assert.rejects(wrapped.sendBatch({ topicMessages: [{ topic: topic.topic, messages: [{ value: 'after' }] }] }), /abandoned/);
+  });
+
+  it('once abandoned, hands no send to kafkajs: nothing more reaches the topic', async () => {
+    // A topic of its own: the test before leaves a send in flight on the shared one.
+    const own = await createTestTopic(1);
+    try {
+      const { producer: wrapped, abandon } = abandonableProducer(producer);
+      await wrapped.send({ topic: own.topic, messages: [{ value: 'while healthy' }] });
+      assert.equal(await highWatermark(own.topic), 1, 'a send before the step-aside reaches the topic');
+      abandon();
+      await assert.rejects(wrapped.send({ topic: own.topic, messages: [{ value: 'after' }] }), /abandoned/);
+      await assert.rejects(wrapped.sendBatch({ topicMessages: [{ topic: own.topic, messages: [{ value: 'after' }] }] }), /abandoned/);
+      // Long enough for a request kafkajs had been given to reach a local broker many times over.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.equal(await highWatermark(own.topic), 1, 'a send after the step-aside reached the topic');
+    } finally {
+      await own.remove();
+    }
   });
 });

@@ -32,7 +32,9 @@ export async function interruptRun(args: string[], signals: NodeJS.Signals[], cw
     run.kill(signal);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  const code = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 20_000))]);
+  let hung: NodeJS.Timeout | undefined;
+  const code = await Promise.race([exited, new Promise<'hung'>((resolve) => (hung = setTimeout(() => resolve('hung'), 20_000)))]);
+  clearTimeout(hung);
   if (code === 'hung') run.kill('SIGKILL');
   assert.notEqual(code, 'hung', `the run exited: ${output}`);
   // The kill is sent before the exit; give the kernel a moment to reap it.

@@ -74,7 +74,8 @@ async function workerEntries(): Promise<(w: WorkerName, file?: string) => Worker
 /**
  * The consumer runs the example's handlers, so its entry is the example's file. Compiled too unless
  * BENCH_WORKERS_FROM=source, as a service compiles its own entry: run through tsx it carried tsx's
- * loader and source maps, 20-30 MB of RSS the relay and retention workers did not.
+ * loader and source maps, memory the relay and retention workers did not (about 30 MB levelled:
+ * docs/measurements/relay-log.md, s42).
  */
 function consumerEntry(entryOf: (w: WorkerName, file?: string) => WorkerEntry): WorkerEntry {
   return FROM_SOURCE ? exampleConsumerEntry() : entryOf('consumer', compiledScript('examples/payments/consumer-worker.ts'));

@@ -16,8 +16,8 @@ import { createTestDatabase } from '../../test/kit/database';
 
 // Relay soak: does one relay worker's memory level off, or grow for as long as it runs? The
 // relay is meant to run forever, so this runs it as production does — one worker process with
-// the default settings (batch 2000, 2 shards, local activities; BENCH_SHARDS, BENCH_ACTIVITY_MODE), shards started once and never
-// restarted — through BENCH_CYCLES cycles of: commit a backlog of BENCH_EVENTS rows, wait until
+// the default settings (batch 2000, 2 shards, local activities; BENCH_SHARDS and
+// BENCH_ACTIVITY_MODE change the last two), shards started once and never restarted — through BENCH_CYCLES cycles of: commit a backlog of BENCH_EVENTS rows, wait until
 // it is drained, let the worker settle, sample its resident memory (VmRSS) and the main
 // thread's V8 heap and external memory (the worker logs them: RELAY_MEMORY_LOG_MS). Published
 // rows are deleted between cycles, as retention would, so the database stays the same size.
@@ -35,7 +35,7 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const SETTLE_MS = 2_000;
 const MEMORY_LOG_MS = 500;
 const BATCH_SIZE = 2000;
-// BENCH_SHARDS and BENCH_ACTIVITY_MODE: bench:relay's setting (8 shards, sessions) instead of production's
+// BENCH_SHARDS=8 BENCH_ACTIVITY_MODE=session: bench:relay's setting instead of production's
 // smallest, to see what its starts and stops of shards leave behind in the worker.
 const SHARDS = Number(process.env.BENCH_SHARDS ?? 2);
 const ACTIVITY_MODE = (process.env.BENCH_ACTIVITY_MODE ?? 'local') as RelayActivityMode;
