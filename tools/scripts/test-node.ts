@@ -4,6 +4,7 @@ import { PROJECT_ROOT } from '../../src/config/env';
 import { isNodeLine, nodeBinary, NODE_WHEELS } from '../local-stack/node-release';
 import { cachePaths } from '../local-stack/paths';
 import { loadStackConfig } from '../local-stack/stack-config';
+import { LANES } from './test-lanes-plan';
 
 // `npm run test:node -- 22` (or 24): the unit tests and a core subset of the integration and
 // end-to-end tests on that Node line, provisioned into the cache from its sha256-pinned PyPI
@@ -31,8 +32,8 @@ export const CORE_SUBSET = [
   'test/e2e/readme-example.e2e.test.ts',
 ];
 
-/** The whole suite: the glob `npm test` gives mocha. */
-export const WHOLE_SUITE = ['test/**/*.test.ts'];
+/** The whole suite: the files of `npm test`'s lanes (tools/scripts/test-lanes-plan.ts), here in one mocha process. */
+export const WHOLE_SUITE = LANES.flatMap((lane) => lane.specs);
 
 /** What to run for the arguments after the Node line: the given files, the whole suite, or the core. */
 export function testFilesFor(args: string[], core: readonly string[] = CORE_SUBSET): string[] | undefined {
