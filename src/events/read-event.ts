@@ -9,11 +9,14 @@ import { parseVersionHeader } from './version-header';
 
 const MAX_REASON = 500;
 
-/** The payload without its envelope fields (event_id, type), which the type's schema does not describe. */
+/**
+ * The payload without its envelope fields (event_id, type), which the type's schema does not
+ * describe. A rest copy rather than a copy with those keys deleted: `delete` turns the copy into a
+ * slow dictionary object, and this runs for every event the consumer applies (in a CPU profile of
+ * bench:consumer it was about 1 % of the worker's time with `delete`).
+ */
 export function dataOf(payload: Record<string, unknown>): Record<string, unknown> {
-  const data = { ...payload };
-  delete data.event_id;
-  delete data.type;
+  const { event_id, type, ...data } = payload;
   return data;
 }
 
