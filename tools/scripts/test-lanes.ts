@@ -31,7 +31,7 @@ interface RunningLane {
 }
 
 function startLane(name: string, specs: string[], env: NodeJS.ProcessEnv, logDir: string | undefined, tagWidth: number): RunningLane {
-  const args = [MOCHA, ...(process.stdout.isTTY ? ['--color'] : []), ...specs];
+  const args = [MOCHA, process.stdout.isTTY ? '--color' : '--no-color', ...specs];
   const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const tag = logDir ? `${`[${name}]`.padEnd(tagWidth)} ` : '';
   const log = logDir ? fs.createWriteStream(path.join(logDir, `test-lane-${name}.log`)) : undefined;

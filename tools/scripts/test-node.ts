@@ -10,9 +10,9 @@ import { LANES } from './test-lanes-plan';
 // end-to-end tests on that Node line, provisioned into the cache from its sha256-pinned PyPI
 // wheel (tools/local-stack/node-release.ts); the machine's own line (`-- 20` on a Node 20 machine)
 // runs on the machine's node. `npm run test:node -- 24 test/unit/foo.unit.test.ts` runs the given
-// files instead; `npm run test:node -- 24 --all` runs the whole suite there, as `npm test` does on
-// the machine's own Node (CI's full run, .ci/run); with TEMPORAL_SERVER=cluster, on Temporal's
-// multi-process cluster and with the cluster's wider subset.
+// files instead; `npm run test:node -- 24 --all` runs the whole suite there in its two lanes, as
+// `npm test` does on the machine's own Node (CI's full run, .ci/run); with TEMPORAL_SERVER=cluster,
+// on Temporal's multi-process cluster and with the cluster's wider subset.
 // Everything runs under that Node: the stack's CLI, mocha, and every process a test spawns
 // (its bin directory comes first on PATH).
 
@@ -82,7 +82,10 @@ async function main() {
   const node = isNodeLine(line) && line !== own ? nodeBinary(line, cachePaths(config.local.cacheDir), (m) => process.stdout.write(`[node] ${m}\n`)) : process.execPath;
   process.stdout.write(`[node] running on ${node} (${isNodeLine(line) && line !== own ? `v${NODE_WHEELS[line].version}` : `${process.version}, the machine's own`})\n`);
   const bin = (pkg: string, file: string) => path.join(PROJECT_ROOT, 'node_modules', pkg, file);
-  const args = [bin('tsx', 'dist/cli.mjs'), path.join(PROJECT_ROOT, 'tools', 'cli.ts'), 'stack', 'run', '--', node, bin('mocha', 'bin/mocha.js'), ...files];
+  // The whole suite in `npm test`'s two lanes (tools/scripts/test-lanes.ts), anything else in one mocha.
+  // Through tsx's loader, not its CLI, as every npm script runs (test/unit/npm-scripts-signals.unit.test.ts says why).
+  const tests = files === WHOLE_SUITE ? ['--import', 'tsx', path.join(PROJECT_ROOT, 'tools', 'scripts', 'test-lanes.ts')] : [bin('mocha', 'bin/mocha.js'), ...files];
+  const args = ['--import', 'tsx', path.join(PROJECT_ROOT, 'tools', 'cli.ts'), 'stack', 'run', '--', node, ...tests];
   const child = spawn(node, args, { cwd: PROJECT_ROOT, stdio: 'inherit', env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` } });
   // Ctrl-C reaches the child through the terminal; it stops the stack it started.
   process.on('SIGINT', () => undefined);

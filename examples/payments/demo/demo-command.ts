@@ -74,7 +74,7 @@ async function runDemo(opts: DemoOptions): Promise<number> {
   // pipeline to drain; a second one stops waiting. Either way the workers and the services this
   // demo started are stopped before it exits (its workers do not hear Ctrl-C themselves). One
   // Ctrl-C under `npm start` arrives more than once within milliseconds (from the terminal to the
-  // whole process group, and relayed again by tsx), so repeats within a second count as one.
+  // whole process group, and relayed again by npm), so repeats within a second count as one.
   const stop = new AbortController();
   const giveUpDraining = new AbortController();
   let firstStopAt = 0;
