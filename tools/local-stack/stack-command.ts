@@ -39,7 +39,8 @@ export function registerStackCommands(program: Command) {
     .command('build')
     .description("build Temporal's server, its SQL tool and its Web UI server into the cache (what TEMPORAL_SERVER=postgres and cluster run), without starting anything")
     .option('--with <extras...>', 'also build, first and in this order: toxiproxy (the fault tests\' proxy), schema-registry; a test that needs one meanwhile waits for this build instead of racing it')
-    .action(async (opts: { with?: string[] }) => {
+    .option('--no-temporal', "build only the --with extras, not Temporal's binaries")
+    .action(async (opts: { with?: string[]; temporal: boolean }) => {
       const extras = opts.with ?? [];
       const unknown = extras.filter((e) => e !== 'schema-registry' && e !== 'toxiproxy');
       if (unknown.length) throw new Error(`unknown build ${unknown.join(', ')}: the optional ones are toxiproxy and schema-registry`);
@@ -53,6 +54,7 @@ export function registerStackCommands(program: Command) {
         await buildSchemaRegistry(paths, say);
         say(`Schema Registry ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       }
+      if (!opts.temporal) return;
       ensureTemporalServerBinaries(paths, say);
       ensureUiServerBinary(paths, say);
       say(`Temporal's binaries ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
