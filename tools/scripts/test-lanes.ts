@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { PROJECT_ROOT } from '../../src/config/env';
@@ -46,7 +47,7 @@ function startLane(name: string, specs: string[], env: NodeJS.ProcessEnv, logDir
     });
   const streams = Promise.all([relay(child.stdout!, process.stdout), relay(child.stderr!, process.stderr)]);
   const exit = new Promise<number>((resolve) => {
-    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 + 15 : 1)));
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 + os.constants.signals[signal] : 1)));
   }).then(async (code) => {
     await streams;
     await new Promise<void>((resolve) => (log ? log.end(resolve) : resolve()));
