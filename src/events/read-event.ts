@@ -12,8 +12,8 @@ const MAX_REASON = 500;
 /**
  * The payload without its envelope fields (event_id, type), which the type's schema does not
  * describe. A rest copy rather than a copy with those keys deleted: `delete` turns the copy into a
- * slow dictionary object, and this runs for every event the consumer applies (in a CPU profile of
- * bench:consumer it was about 1 % of the worker's time with `delete`).
+ * slow dictionary object, and this runs for every event the consumer applies
+ * (docs/measurements/consumer-log.md, s43's profiles).
  */
 export function dataOf(payload: Record<string, unknown>): Record<string, unknown> {
   const { event_id, type, ...data } = payload;

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 // Which test files each of `npm test`'s two mocha processes runs (tools/scripts/test-lanes.ts),
-// and what each one's environment changes. Split by folder: the end-to-end files took 941 s of
-// CI's 1,598 s of mocha and the integration and unit files 657 s (docs/measurements/
-// ci-timings.md), close enough to even that a hand-kept list of files would not pay for itself.
+// and what each one's environment changes. Split by folder: the end-to-end files and the
+// integration and unit files take close enough to the same time (docs/measurements/
+// ci-timings.md) that a hand-kept list of files would not pay for itself.
 
 export interface Lane {
   name: string;
