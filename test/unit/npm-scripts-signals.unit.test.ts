@@ -19,8 +19,13 @@ async function outputAfterCtrlC(argv: string[]): Promise<string> {
   const child = spawn(argv[0]!, argv.slice(1), { cwd: PROJECT_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
-  while (!output.includes('ready')) await new Promise((r) => setTimeout(r, 50));
+  let exited = false;
+  const closed = new Promise<void>((resolve) => child.on('close', () => ((exited = true), resolve())));
+  const deadline = Date.now() + 10_000;
+  while (!output.includes('ready')) {
+    if (exited || Date.now() > deadline) throw new Error(`the fixture never said ready: ${output}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
   await new Promise((r) => setTimeout(r, 600));
   process.kill(-child.pid!, 'SIGINT');
   const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 10_000);
@@ -38,8 +43,11 @@ describe('npm scripts: Ctrl-C reaches the program, not a runner in between', fun
     assert.deepEqual(throughCli, []);
   });
 
-  it('a busy program started as the scripts start it drains on Ctrl-C', async () => {
-    const output = await outputAfterCtrlC([process.execPath, '--import', 'tsx', FIXTURE]);
+  it('a busy program started as `npm start` starts the demo drains on Ctrl-C', async () => {
+    // The launcher of the start script (what precedes its entry file), with node as this process's.
+    const { scripts } = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const launcher = scripts.start!.split(' tools/cli.ts')[0]!.split(' ');
+    const output = await outputAfterCtrlC([launcher[0] === 'node' ? process.execPath : launcher[0]!, ...launcher.slice(1), FIXTURE]);
     assert.match(output, /draining\n[\s\S]*drained/);
   });
 });

@@ -18,7 +18,7 @@ export const LANES: Lane[] = [
 ];
 
 /** The folders the lanes' globs cover (each glob is `<folder>/**\/*.test.ts`). */
-function laneFolders(lanes: Lane[]): string[] {
+export function laneFolders(lanes: Lane[] = LANES): string[] {
   return lanes.flatMap((l) => l.specs.map((s) => s.replace(/\/\*\*\/\*\.test\.ts$/, '')));
 }
 

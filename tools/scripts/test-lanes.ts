@@ -75,6 +75,8 @@ async function main() {
     process.on(signal, () => {
       // Each mocha stops its own worker processes on the signal (test/kit/end-children-with-suite.ts).
       for (const lane of running) lane.child.kill(signal);
+      // Bounded: a lane that has not stopped 30 s later is killed.
+      setTimeout(() => running.forEach((l) => l.child.kill('SIGKILL')), 30_000).unref();
       void Promise.all(running.map((l) => l.exit)).then(() => process.exit(exitCodes[signal]));
     });
   }
