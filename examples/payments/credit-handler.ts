@@ -56,8 +56,5 @@ function ledgerRow(event: InboxEvent<CreditData>): CreditLedgerRow {
     eventId: event.eventId,
     accountId: event.data.account_id,
     amount: String(event.data.amount),
-    kafkaTopic: event.topic,
-    kafkaPartition: event.partition,
-    kafkaOffset: event.offset,
   };
 }

@@ -6,8 +6,8 @@ import type { EventBatch } from '../../workflows/inbox/contract';
 import { createTestDatabase, type TestDatabase } from '../kit/database';
 
 // The payment credit handler writes payments_credit_ledger (what the reconciliation audit sums)
-// in the inbox transaction: a ledger row exactly for each credit that moved a balance, with the
-// event's Kafka topic, partition and offset, on the set-based path and on the one-event path.
+// in the inbox transaction: a ledger row exactly for each credit that moved a balance, on the
+// set-based path and on the one-event path; the event's Kafka position is on its inbox row.
 describe('payment credit handler: the credit ledger', () => {
   let db: TestDatabase;
   const handlers = new HandlerRegistry([paymentConfirmedHandler({ maxCreditAmount: 1_000_000 })]);
@@ -23,7 +23,9 @@ describe('payment credit handler: the credit ledger', () => {
     payloadHashes: events.map((e) => `h-${e.id}`),
   });
   const ledger = async () =>
-    (await db.pool.query(`SELECT event_id, account_id::text, amount::text, kafka_topic, kafka_partition, kafka_offset::text FROM payments_credit_ledger ORDER BY event_id`)).rows;
+    (await db.pool.query(`SELECT event_id, account_id::text, amount::text FROM payments_credit_ledger ORDER BY event_id`)).rows;
+  const inboxPositions = async () =>
+    (await db.pool.query(`SELECT event_id, kafka_topic, kafka_partition, kafka_offset::text FROM temporal_outbox.inbox_processed_events ORDER BY event_id`)).rows;
   const drift = async () =>
     (await db.pool.query(`SELECT a.account_id::text FROM accounts a LEFT JOIN (SELECT account_id, sum(amount) AS s FROM payments_credit_ledger GROUP BY account_id) l USING (account_id)
                            WHERE a.balance <> a.opening_balance + coalesce(l.s, 0)`)).rows;
@@ -34,7 +36,7 @@ describe('payment credit handler: the credit ledger', () => {
   });
   after(async () => db?.drop());
 
-  it('set-based path: one row per applied credit with its Kafka position; none for a rejected or redelivered event', async () => {
+  it('set-based path: one row per applied credit, its Kafka position on the inbox row; none for a rejected or redelivered event', async () => {
     assert.deepEqual(await ledger(), []);
     const batch = credits([
       { id: 'a', account: '1', amount: '10', partition: 0, offset: '5' },
@@ -43,10 +45,14 @@ describe('payment credit handler: the credit ledger', () => {
     ]);
     assert.deepEqual(await applyEvents(db.pool, handlers, batch), { applied: 2, appliedByType: { payment_confirmed: 2 }, duplicates: 0, rejected: 1, conflicts: 0 });
     const expected = [
-      { event_id: 'a', account_id: '1', amount: '10', kafka_topic: 'ledger.events', kafka_partition: 0, kafka_offset: '5' },
-      { event_id: 'b', account_id: '2', amount: '20', kafka_topic: 'ledger.events', kafka_partition: 1, kafka_offset: '6' },
+      { event_id: 'a', account_id: '1', amount: '10' },
+      { event_id: 'b', account_id: '2', amount: '20' },
     ];
     assert.deepEqual(await ledger(), expected);
+    assert.deepEqual(await inboxPositions(), [
+      { event_id: 'a', kafka_topic: 'ledger.events', kafka_partition: 0, kafka_offset: '5' },
+      { event_id: 'b', kafka_topic: 'ledger.events', kafka_partition: 1, kafka_offset: '6' },
+    ], 'the rejected event leaves no inbox row');
     assert.deepEqual(await applyEvents(db.pool, handlers, batch), { applied: 0, appliedByType: {}, duplicates: 2, rejected: 1, conflicts: 0 });
     assert.deepEqual(await ledger(), expected, 'a redelivery adds no ledger row');
     assert.deepEqual(await drift(), [], 'balance = opening balance + ledgered credits');
@@ -61,7 +67,7 @@ describe('payment credit handler: the credit ledger', () => {
     ]);
     assert.deepEqual(await applyEvents(db.pool, handlers, batch), { applied: 1, appliedByType: { payment_confirmed: 1 }, duplicates: 0, rejected: 1, conflicts: 0 });
     const rows = await ledger();
-    assert.deepEqual(rows.find((r) => r.event_id === 'd'), { event_id: 'd', account_id: '1', amount: '5', kafka_topic: 'ledger.events', kafka_partition: 2, kafka_offset: '40' });
+    assert.deepEqual(rows.find((r) => r.event_id === 'd'), { event_id: 'd', account_id: '1', amount: '5' });
     assert.equal(rows.find((r) => r.event_id === 'e'), undefined);
     assert.deepEqual(await drift(), []);
   });

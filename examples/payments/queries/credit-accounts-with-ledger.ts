@@ -9,13 +9,12 @@ import type { CreditLedgerRow } from './record-credit-ledger';
 // One statement, not an UPDATE and then an INSERT: the UPDATE's row locks on the accounts are held
 // until COMMIT, and another flight crediting the same accounts waits for them; this saves that
 // wait one round trip. Measured alone it was worth little (docs/measurements/consumer-log.md,
-// "From 0.54× to 0.70×"); it stays for the shorter lock. Topics travel once per distinct topic,
-// with a 1-based index per event.
+// "From 0.54× to 0.70×"); it stays for the shorter lock. Where the event sat on Kafka is on its
+// inbox row (the library's), not repeated here.
 
 export const CREDIT_ACCOUNTS_WITH_LEDGER_SQL = `
 WITH input AS (
-  SELECT * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::int[], $6::int[], $7::bigint[])
-    AS t(event_id, account_id, amount, topic_index, kafka_partition, kafka_offset)
+  SELECT * FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS t(event_id, account_id, amount)
 ),
 totals AS (
   SELECT account_id, sum(amount)::bigint AS total FROM input GROUP BY account_id
@@ -26,8 +25,8 @@ credited AS (
   RETURNING a.account_id
 ),
 ledgered AS (
-  INSERT INTO payments_credit_ledger (consumer, event_id, account_id, amount, kafka_topic, kafka_partition, kafka_offset)
-  SELECT $1, i.event_id, i.account_id, i.amount, ($8::text[])[i.topic_index], i.kafka_partition, i.kafka_offset
+  INSERT INTO payments_credit_ledger (consumer, event_id, account_id, amount)
+  SELECT $1, i.event_id, i.account_id, i.amount
   FROM input i JOIN credited c ON c.account_id = i.account_id
 )
 SELECT account_id::text FROM credited`;
@@ -35,20 +34,11 @@ SELECT account_id::text FROM credited`;
 /** Credits the accounts that exist and ledgers each of their events; returns the ids of the accounts credited (the others are unknown). */
 export async function creditAccountsWithLedger(db: SqlExecutor, consumer: string, credits: CreditLedgerRow[]): Promise<Set<string>> {
   if (credits.length === 0) return new Set();
-  const topics: string[] = [];
-  const topicIndex = credits.map((c) => {
-    const i = topics.indexOf(c.kafkaTopic);
-    return i >= 0 ? i + 1 : topics.push(c.kafkaTopic);
-  });
   const { rows } = await db.query<{ account_id: string }>(CREDIT_ACCOUNTS_WITH_LEDGER_SQL, [
     consumer,
     textArrayLiteral(credits.map((c) => c.eventId)),
     integerArrayLiteral(credits.map((c) => c.accountId)),
     integerArrayLiteral(credits.map((c) => c.amount)),
-    integerArrayLiteral(topicIndex),
-    integerArrayLiteral(credits.map((c) => c.kafkaPartition)),
-    integerArrayLiteral(credits.map((c) => c.kafkaOffset)),
-    topics,
   ]);
   return new Set(rows.map((r) => r.account_id));
 }
