@@ -70,7 +70,8 @@ export async function applyEventsInTransaction(
   const fresh = await insertInboxRows(
     tx,
     batch.consumer,
-    [...first].map(([eventId, i]) => ({ eventId, payloadHash: batch.payloadHashes[i]!, topic: batch.topics[batch.topicIndex[i]!]!, partition: batch.partitions[i]!, offset: batch.offsets[i]! })),
+    batch.topics,
+    [...first].map(([eventId, i]) => ({ eventId, payloadHash: batch.payloadHashes[i]!, topicIndex: batch.topicIndex[i]!, partition: batch.partitions[i]!, offset: batch.offsets[i]! })),
   );
   // A redelivery of an applied id is a no-op only if its payload is the applied one.
   const applied = await appliedPayloadHashes(tx, batch.consumer, ids.filter((id) => !fresh.has(id)));

@@ -7,36 +7,33 @@ import type { SqlExecutor } from '../db/executor';
 
 export const INSERT_INBOX_ROWS_SQL = `
 INSERT INTO temporal_outbox.inbox_processed_events (consumer, event_id, payload_hash, kafka_topic, kafka_partition, kafka_offset)
-SELECT $1, t.event_id, t.payload_hash, ($7::text[])[t.topic_index], t.kafka_partition, t.kafka_offset
+SELECT $1, t.event_id, t.payload_hash, ($7::text[])[t.topic_index + 1], t.kafka_partition, t.kafka_offset
   FROM unnest($2::text[], $3::text[], $4::integer[], $5::integer[], $6::bigint[]) AS t(event_id, payload_hash, topic_index, kafka_partition, kafka_offset)
  ORDER BY t.event_id
 ON CONFLICT DO NOTHING
 RETURNING event_id`;
 
-/** An event's inbox row: its id, the hash of its payload and where it sat on Kafka (offset as a decimal string). */
+/**
+ * An event's inbox row: its id, the hash of its payload and where it sat on Kafka (offset as a
+ * decimal string). The topic is an index into the batch's topics, as the batch itself carries it
+ * (EventBatch.topicIndex): a batch has a few topics and thousands of rows, so each topic travels once.
+ */
 export interface InboxRow {
   eventId: string;
   payloadHash: string;
-  topic: string;
+  topicIndex: number;
   partition: number;
   offset: string;
 }
 
 /** Inserts the rows of ids not yet processed by this consumer; returns the ids that are new. */
-export async function insertInboxRows(db: SqlExecutor, consumer: string, rows: readonly InboxRow[]): Promise<Set<string>> {
+export async function insertInboxRows(db: SqlExecutor, consumer: string, topics: readonly string[], rows: readonly InboxRow[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
-  // A batch has a few topics and thousands of rows: each topic travels once, each row carries its
-  // 1-based index into them.
-  const topics: string[] = [];
-  const topicIndex = rows.map((r) => {
-    const i = topics.indexOf(r.topic);
-    return i >= 0 ? i + 1 : topics.push(r.topic);
-  });
   const { rows: inserted } = await db.query<{ event_id: string }>(INSERT_INBOX_ROWS_SQL, [
     consumer,
     textArrayLiteral(rows.map((r) => r.eventId)),
     textArrayLiteral(rows.map((r) => r.payloadHash)),
-    integerArrayLiteral(topicIndex),
+    integerArrayLiteral(rows.map((r) => r.topicIndex)),
     integerArrayLiteral(rows.map((r) => r.partition)),
     integerArrayLiteral(rows.map((r) => r.offset)),
     topics,
